@@ -1,0 +1,36 @@
+# `make run` and `make test` each work on a fresh machine by themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint types pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/pontoon play
+
+test: $(STAMP) lint types pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check pontoon tests bench
+	$(BIN)/ruff format --check pontoon tests bench
+
+types: $(STAMP)
+	$(BIN)/mypy pontoon
+
+pytest: $(STAMP)
+	$(BIN)/pytest -n 2
+
+bench: $(STAMP)
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

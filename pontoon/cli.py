@@ -1,0 +1,102 @@
+"""The ``pontoon`` command. Bad input: exit 2 and one readable line on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from pontoon.errors import InputError, PontoonError
+from pontoon.rules import PRESETS, RuleSet, knob_info, load_rules, parse_set_options
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's usage errors: exit 2, one line
+        raise InputError(f"{self.prog}: {message}")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rules", default="nz-pontoon", help="preset name or TOML rule file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="change a knob")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pontoon", description="Pontoon as the New Zealand Gazette rules it.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("rules", help="list the presets or print one rule set")
+    p.add_argument("name", nargs="?", help="preset name or rule file")
+    _common(p)
+
+    p = sub.add_parser("round", help="play one scripted round (scenario file)")
+    p.add_argument("file")
+    _common(p)
+
+    p = sub.add_parser("play", help="a table in the terminal")
+    _common(p)
+    p.add_argument("--boxes", type=int, default=1, help="boxes you play (default 1)")
+    p.add_argument("--wager", type=int, help="default wager per box in cents (table minimum)")
+    p.add_argument("--bankroll", type=int, default=100_000, help="your money in cents")
+    p.add_argument("--seed", type=int, help="seed the shuffle (default: a secure shuffle)")
+    p.add_argument("--rounds", type=int, help="stop after this many rounds")
+    return parser
+
+
+def _rules(args: argparse.Namespace, source: str | None = None) -> RuleSet:
+    return load_rules(source or args.rules, parse_set_options(args.set))
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    if args.name is None and not args.set and args.rules == "nz-pontoon" and not args.json:
+        print("Presets (pontoon rules NAME prints one):")
+        for name in PRESETS:
+            print(f"  {name}{'  (default)' if name == 'nz-pontoon' else ''}")
+        return 0
+    rules = _rules(args, args.name)
+    values = rules.to_dict()
+    if args.json:
+        print(json.dumps(values))
+        return 0
+    print(f"Rule set {rules.name}")
+    for knob, rule, doc in knob_info():
+        print(f"  {knob:<22} {values[knob]!s:<16} rule {rule:<14} {doc}")
+    return 0
+
+
+def cmd_round(args: argparse.Namespace) -> int:
+    from pontoon.scenario import load_scenario, run_scenario
+
+    doc = run_scenario(load_scenario(args.file), args.rules, parse_set_options(args.set))
+    print(json.dumps(doc, indent=2))
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from pontoon.terminal import play
+
+    result: int = play(_rules(args), args)
+    return result
+
+
+COMMANDS = {"rules": cmd_rules, "round": cmd_round, "play": cmd_play}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"pontoon: {exc}", file=sys.stderr)
+        return 2
+    except PontoonError as exc:
+        print(f"pontoon: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

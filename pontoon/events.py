@@ -1,0 +1,73 @@
+"""Frozen event records: the round's log (8.6), JSON in and out.
+
+Every change of a round is one :class:`Event`. Kinds, and the fields each uses:
+
+=============  ==========================================================================
+``rules``      ``detail``: the rule set as JSON (first event of every round)
+``shuffle``    ``rule``: 7 (first shuffle), 8.7, 8.8 or 16.7
+``burn``       ``card`` burnt face down (8.1)
+``wager``      ``box``, ``player``, ``amount``: a wager placed before "No more bets" (8.2)
+``deal``       ``card`` to ``box``/``hand`` (or the dealer when ``box`` is None)
+``hole``       the dealer's face-down card in the peek game; ``reveal`` turns it up
+``action``     ``box``, ``hand``, ``player``, ``detail`` (hit, stand, double, ...), ``amount``
+``stake``      money from ``player`` onto the table (``amount``)
+``return``     money from the table back to ``player``
+``collect``    money from the table to the house
+``pay``        winnings from the house to ``player``
+``outcome``    ``box``, ``hand``, ``player``, ``detail`` (win, lose, ...), ``odds``
+``discard``    the cards of ``box``/``hand`` go to the discard rack
+``end``        the round is over
+=============  ==========================================================================
+
+>>> e = Event("deal", box=1, hand=0, card="AS", rule="8.2(a)")
+>>> Event.from_json(e.to_json()) == e
+True
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pontoon.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: str
+    box: int | None = None
+    hand: int | None = None
+    player: str | None = None
+    card: str | None = None
+    amount: int | None = None
+    detail: str | None = None
+    odds: str | None = None
+    rule: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as a dict without its empty fields."""
+        return {f: v for f in _FIELDS if (v := getattr(self, f)) is not None}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        unknown = set(data) - set(_FIELDS)
+        if unknown or "kind" not in data:
+            raise InputError(f"not an event: {data!r}")
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> Event:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not an event: {exc}") from None
+        if not isinstance(data, dict):
+            raise InputError(f"not an event: {text!r}")
+        return cls.from_dict(data)
+
+
+_FIELDS = tuple(f.name for f in fields(Event))

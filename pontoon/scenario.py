@@ -1,0 +1,201 @@
+"""Scenario files: one scripted round (INTERFACES.md) -> the round -> the result document.
+
+>>> doc = run_scenario({
+...     "shoe": ["9S", "7H", "KD", "8C", "5C"],
+...     "boxes": [{"box": 1, "wagers": [{"player": "ana", "amount": 1000}]}],
+...     "actions": [{"box": 1, "action": "stand"}]})
+>>> doc["dealer"]["total"], doc["players"]["ana"]["net"]
+(20, -1000)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pontoon.cards import Card, deck
+from pontoon.errors import InputError
+from pontoon.hand import is_pontoon, total
+from pontoon.round import INSURANCE, Hand, Move, Round, Wager
+from pontoon.rules import RuleSet, load_rules
+from pontoon.settlement import odds_text
+from pontoon.shoe import ScriptedCards
+
+_KEYS = {"rules", "set", "shoe", "boxes", "actions", "expect", "description"}
+_MOVE_KEYS = {"box", "action", "hand", "player", "amount", "follow"}
+
+
+def load_scenario(path: str | Path) -> dict[str, Any]:
+    """Read a scenario file; a missing or malformed file is an :class:`InputError`."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a JSON scenario ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: a scenario is a JSON object")
+    return data
+
+
+def _need(cond: bool, message: str) -> None:
+    if not cond:
+        raise InputError(message)
+
+
+def _int(value: Any, what: str) -> int:
+    _need(isinstance(value, int) and not isinstance(value, bool), f"{what} must be a whole number")
+    return int(value)
+
+
+def scenario_rules(
+    data: dict[str, Any], default: str = "nz-pontoon", overrides: dict[str, str] | None = None
+) -> RuleSet:
+    """The scenario's rule set: its ``rules`` (else ``default``), its ``set``, then
+    ``overrides`` from the command line."""
+    knobs = data.get("set", {})
+    _need(isinstance(knobs, dict), "'set' must map knob names to values")
+    source = data.get("rules", default)
+    _need(isinstance(source, str), "'rules' must be a preset name or a rule file")
+    return load_rules(source, {**knobs, **(overrides or {})})
+
+
+def scenario_cards(rules: RuleSet, codes: Any) -> list[Card]:
+    """The shoe of a scenario: every card must exist in the rule set's decks."""
+    _need(isinstance(codes, list), "'shoe' must be a list of cards like \"AS\"")
+    cards = []
+    for code in codes:
+        _need(isinstance(code, str), f"unknown card {code!r}")
+        cards.append(Card.parse(code))
+    in_deck = set(deck(rules.deck))
+    for card in cards:
+        _need(card in in_deck, f"unknown card {card.code!r}: a {rules.deck} deck has no such card")
+    for card, n in Counter(cards).items():
+        _need(
+            n <= rules.decks, f"card {card.code} appears {n} times in a shoe of {rules.decks} decks"
+        )
+    return cards
+
+
+def scenario_move(item: Any, index: int) -> Move:
+    _need(isinstance(item, dict), f"action {index + 1} must be an object")
+    unknown = set(item) - _MOVE_KEYS
+    _need(not unknown, f"action {index + 1}: unknown key(s) {', '.join(sorted(unknown))}")
+    _need("box" in item and "action" in item, f"action {index + 1} needs 'box' and 'action'")
+    player = item.get("player")
+    _need(player is None or isinstance(player, str), f"action {index + 1}: 'player' is a name")
+    action = item["action"]
+    _need(isinstance(action, str), f"action {index + 1}: 'action' is a word like \"hit\"")
+    hand = item.get("hand")
+    amount = item.get("amount")
+    follow = item.get("follow")
+    _need(follow in (None, "both", 0, 1), f"action {index + 1}: 'follow' is \"both\", 0 or 1")
+    return Move(
+        action,
+        _int(item["box"], f"action {index + 1}: 'box'"),
+        hand=None if hand is None else _int(hand, f"action {index + 1}: 'hand'"),
+        player=player,
+        amount=None if amount is None else _int(amount, f"action {index + 1}: 'amount'"),
+        follow=follow,
+    )
+
+
+def _takes_defaults(rnd: Round, move: Move) -> bool:
+    """Whether open offers must be closed (their defaults taken) before ``move``."""
+    if move.action in ("insure", "no-insurance"):
+        return False
+    if rnd.phase == INSURANCE:
+        return True
+    fu = rnd.follow_ups
+    if fu is None:
+        return False
+    box = rnd.order[rnd.turn]
+    return move.box != box.number or move.player in (None, box.seated)
+
+
+def play_scenario(
+    data: dict[str, Any], default: str = "nz-pontoon", overrides: dict[str, str] | None = None
+) -> Round:
+    """Play a scenario (already parsed) and return the finished round."""
+    unknown = set(data) - _KEYS
+    _need(not unknown, f"unknown scenario key(s): {', '.join(sorted(unknown))}")
+    rules = scenario_rules(data, default, overrides)
+    rnd = Round(rules, ScriptedCards(scenario_cards(rules, data.get("shoe"))))
+    boxes = data.get("boxes")
+    if not isinstance(boxes, list) or not boxes:
+        raise InputError("'boxes' must list at least one box")
+    for b in boxes:
+        _need(isinstance(b, dict) and "box" in b, "each box needs a 'box' number")
+        wagers = b.get("wagers")
+        if not isinstance(wagers, list) or not wagers:
+            raise InputError(f"box {b['box']} needs 'wagers'")
+        for w in wagers:
+            _need(
+                isinstance(w, dict) and "player" in w and "amount" in w,
+                f"box {b['box']}: each wager needs 'player' and 'amount'",
+            )
+            rnd.place_wager(_int(b["box"], "'box'"), w["player"], _int(w["amount"], "'amount'"))
+    rnd.deal()
+    actions = data.get("actions", [])
+    _need(isinstance(actions, list), "'actions' must be a list")
+    for i, item in enumerate(actions):
+        move = scenario_move(item, i)
+        if _takes_defaults(rnd, move):
+            rnd.apply_defaults()
+        rnd.apply(move)
+    rnd.apply_defaults()
+    if not rnd.over:
+        cur = rnd.current()
+        assert cur is not None
+        box, _ = cur
+        raise InputError(
+            f"missing action: box {box.number} hand {rnd.hand_index} must decide (rule 8.3); "
+            f"legal: {', '.join(m.action for m in rnd.legal_moves())}"
+        )
+    return rnd
+
+
+def _wager_doc(w: Wager) -> dict[str, Any]:
+    out: dict[str, Any] = {"player": w.player, "amount": w.amount, "outcome": w.outcome}
+    if w.odds is not None:
+        out["odds"] = odds_text(w.odds)
+    out["net"] = w.net
+    return out
+
+
+def _hand_doc(hand: Hand) -> dict[str, Any]:
+    return {
+        "cards": [c.code for c in hand.cards],
+        "total": hand.total,
+        "pontoon": is_pontoon(hand.cards) and not hand.from_split,
+        "doubled": hand.doubled,
+        "wagers": [_wager_doc(w) for w in hand.wagers],
+    }
+
+
+def result_document(rnd: Round) -> dict[str, Any]:
+    """The output of ``pontoon round``: dealer, boxes, players' net, and the event log."""
+    return {
+        "rules": rnd.rules.name,
+        "dealer": {"cards": [c.code for c in rnd.dealer], "total": total(rnd.dealer)},
+        "boxes": [
+            {
+                "box": box.number,
+                "hands": [_hand_doc(h) for h in box.hands],
+                "insurance": [_wager_doc(w) for w in box.insurance.values()],
+            }
+            for box in rnd.order
+        ],
+        "players": {p: {"net": rnd.net(p)} for p in rnd.players},
+        "house": {"net": rnd.house},
+        "events": [e.to_dict() for e in rnd.events],
+    }
+
+
+def run_scenario(
+    data: dict[str, Any], default: str = "nz-pontoon", overrides: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Play a scenario and return its result document."""
+    return result_document(play_scenario(data, default, overrides))

@@ -1,0 +1,167 @@
+"""The shoe: shuffle (generator injected), cut, cutting card, burn card, discard rack.
+
+Cards are conserved: ``shoe.remaining + cards on the layout + shoe.discards`` is always the
+full pack. The next card is the end of ``_cards`` so that drawing is O(1).
+
+>>> import numpy as np
+>>> from pontoon.rules import load_rules
+>>> shoe = Shoe(load_rules("nz-pontoon", {"decks": "1"}), np.random.default_rng(7))
+>>> shoe.start_round()
+>>> len(shoe.remaining) + len(shoe.discards)     # one card burnt (8.1)
+48
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, MutableSequence, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from pontoon.cards import Card, pack
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+
+
+class Shuffler(Protocol):
+    """Anything with ``shuffle(list)``: ``secrets.SystemRandom()``, ``random.Random(seed)`` or
+    ``numpy.random.default_rng(seed)``."""
+
+    def shuffle(self, x: Any, /) -> None: ...
+
+
+def seeded(seed: int | None) -> Shuffler:
+    """A seeded generator for tests and simulation, or a secure one when ``seed`` is None."""
+    if seed is None:
+        return secrets.SystemRandom()
+    return np.random.default_rng(seed)
+
+
+Listener = Callable[[str, str, Card | None], None]
+
+
+class CardSource(Protocol):
+    """Where a round's cards come from: a real :class:`Shoe` or a scripted list."""
+
+    listener: Listener | None
+
+    def start_round(self) -> None: ...
+
+    def draw(self) -> Card: ...
+
+    def discard(self, cards: Sequence[Card]) -> None: ...
+
+
+class Shoe:
+    """A shoe of ``rules.decks`` decks with a cutting card at ``rules.penetration``.
+
+    ``listener(kind, rule, card)`` hears every shuffle (``card`` None) and burnt card, so a
+    round can record them as events.
+    """
+
+    def __init__(self, rules: RuleSet, rng: Shuffler | None = None) -> None:
+        self.rules = rules
+        self.rng: Shuffler = rng if rng is not None else secrets.SystemRandom()
+        self.full_pack = pack(rules.deck, rules.decks)
+        self._cards: list[Card] = []
+        self.discards: list[Card] = list(self.full_pack)
+        self.behind_cut = 0  # cards lying behind the cutting card
+        self.cut_reached = False
+        self.listener: Listener | None = None
+        self.shuffles = 0
+
+    @property
+    def remaining(self) -> list[Card]:
+        """The cards still in the shoe, next card first."""
+        return self._cards[::-1]
+
+    def _shuffle(self, cards: MutableSequence[Card], rule: str) -> None:
+        self.rng.shuffle(cards)
+        self.shuffles += 1
+        if self.listener:
+            self.listener("shuffle", rule, None)
+
+    def shuffle(self, rule: str = "7") -> None:
+        """Shuffle every card not on the layout, cut, insert the cutting card, burn (8.1)."""
+        cards = self._cards + self.discards
+        self.discards = []
+        self._shuffle(cards, rule)
+        self._cards = cards
+        self.behind_cut = len(cards) - round(len(cards) * self.rules.penetration)
+        self.cut_reached = False
+        if self.rules.burn_card and cards:
+            burnt = cards.pop()
+            self.discards.append(burnt)
+            if self.listener:
+                self.listener("burn", "8.1", burnt)
+
+    def start_round(self) -> None:
+        """Reshuffle before a round when the cutting card has come out (8.7) or is next (8.8)."""
+        if self.shuffles == 0:
+            self.shuffle("7")
+        elif self.cut_reached:
+            self.shuffle("8.7")
+        elif len(self._cards) <= self.behind_cut:
+            self.shuffle("8.8")
+
+    def draw(self) -> Card:
+        """The next card. When the shoe runs out mid-round the discard rack is shuffled and
+        play goes on (16.7)."""
+        cards = self._cards
+        if not cards:
+            if not self.discards:
+                raise InputError("no cards left in the shoe or the discard rack")
+            cards = self.discards
+            self.discards = []
+            self._shuffle(cards, "16.7")
+            self._cards = cards
+            self.behind_cut = 0
+        if len(cards) <= self.behind_cut:
+            self.cut_reached = True
+        return cards.pop()
+
+    def discard(self, cards: Sequence[Card]) -> None:
+        """Cards from the layout to the discard rack, in order (8.6)."""
+        self.discards.extend(cards)
+
+
+ShoeNote = tuple[str, str, Card | None]
+
+
+class ScriptedCards:
+    """The cards of a scripted or replayed round, in the order they leave the shoe (no burn
+    card). ``items`` may hold shoe events too, ``(kind, rule, card)`` — shuffles and burnt
+    cards from a recorded round — which are told to the listener where they happened."""
+
+    def __init__(self, items: Sequence[Card | ShoeNote]) -> None:
+        self.items = list(items)
+        self.position = 0
+        self.discards: list[Card] = []
+        self.listener: Listener | None = None
+
+    def _notes(self) -> None:
+        while self.position < len(self.items):
+            item = self.items[self.position]
+            if isinstance(item, Card):
+                return
+            self.position += 1
+            if self.listener:
+                self.listener(*item)
+
+    def start_round(self) -> None:
+        self._notes()
+
+    def draw(self) -> Card:
+        self._notes()
+        if self.position >= len(self.items):
+            raise InputError(
+                f"too few cards: the shoe lists {len(self.items)} and the round needs more"
+            )
+        card = self.items[self.position]
+        assert isinstance(card, Card)
+        self.position += 1
+        return card
+
+    def discard(self, cards: Sequence[Card]) -> None:
+        self.discards.extend(cards)
