@@ -22,10 +22,10 @@ Every change is an :class:`~pontoon.events.Event` in :attr:`Round.events`;
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
 from typing import Final
 
 from pontoon.cards import Card
@@ -138,11 +138,20 @@ class FollowUps:
     waiting: list[str]
 
 
-@lru_cache(maxsize=64)
-def _rules_json(rules: RuleSet) -> str:
-    import json
+_RULES_JSON: dict[int, tuple[RuleSet, str]] = {}
 
-    return json.dumps(rules.to_dict(), separators=(",", ":"))
+
+def _rules_json(rules: RuleSet) -> str:
+    """The rule set as JSON, made once per rule set object (hashing one costs more)."""
+    cached = _RULES_JSON.get(id(rules))
+    if cached is None or cached[0] is not rules:
+        if len(_RULES_JSON) > 256:
+            _RULES_JSON.clear()
+        cached = _RULES_JSON[id(rules)] = (
+            rules,
+            json.dumps(rules.to_dict(), separators=(",", ":")),
+        )
+    return cached[1]
 
 
 class Round:

@@ -1,0 +1,571 @@
+"""``pontoon play``: one person at a table in the terminal, against the dealer.
+
+The table only reads and shows: every decision goes to :class:`~pontoon.round.Round`, which
+either makes it or refuses it naming the rule. On a terminal the cards are coloured; with
+input piped from a script the output is plain text and each answer is echoed after its
+prompt, so a transcript reads like a session. The end of the input ends the session cleanly:
+a round in progress is finished as for an absent player (16.6).
+
+Money is typed in dollars and kept in cents, without floats:
+
+>>> parse_dollars("10"), parse_dollars("$10.5"), parse_dollars("0.05")
+(1000, 1050, 5)
+>>> dollars(123456), signed(-250), signed(750)
+('$1,234.56', '-$2.50', '+$7.50')
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from rich.console import Console
+from rich.text import Text
+
+from pontoon.cards import Card
+from pontoon.errors import IllegalAction, InputError
+from pontoon.events import Event
+from pontoon.hand import hard_total, is_pontoon, is_soft, total
+from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
+from pontoon.rules import RuleSet
+from pontoon.settlement import winnings
+from pontoon.shoe import Shoe, seeded
+
+YOU: Final = "you"
+KEYS: Final = {
+    "hit": "h",
+    "stand": "s",
+    "double": "d",
+    "split": "p",
+    "surrender": "r",
+    "insure": "i",
+    "no-insurance": "n",
+    "rescue": "x",
+}
+ACTION_OF_KEY: Final = {key: action for action, key in KEYS.items()}
+QUIT: Final = ("q", "quit", "exit")
+INSURANCE: Final = ("insure", "no-insurance")
+_DOLLARS = re.compile(r"\$?(\d+)(?:\.(\d{1,2}))?")
+
+
+# ---------------------------------------------------------------------------- money
+def parse_dollars(text: str) -> int:
+    """Dollars as typed (``10``, ``10.5``, ``$10.50``) in cents; :class:`InputError` else."""
+    m = _DOLLARS.fullmatch(text.strip())
+    if m is None or len(m.group(1)) > 12:
+        raise InputError(f"{text.strip()!r} is not an amount: type dollars, like 10 or 10.50")
+    return int(m.group(1)) * 100 + int((m.group(2) or "0").ljust(2, "0"))
+
+
+def dollars(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{part:02d}"
+
+
+def signed(cents: int) -> str:
+    return ("+" if cents > 0 else "") + dollars(cents)
+
+
+def describe_total(cards: Sequence[Card], *, from_split: bool = False) -> str:
+    """``pontoon``, ``21``, ``soft 17``, ``hard 15`` or ``bust 24``; two cards making 21 after
+    a split are 21, not pontoon (RULES: Pontoon)."""
+    if not from_split and is_pontoon(cards):
+        return "pontoon"
+    t = total(cards)
+    if hard_total(cards) > 21:
+        return f"bust {t}"
+    if t == 21:
+        return "21"
+    return f"soft {t}" if is_soft(cards) else f"hard {t}"
+
+
+# ---------------------------------------------------------------------------- the table
+class EndOfInput(Exception):
+    """The input has ended (EOF, Ctrl-D, unreadable input)."""
+
+
+class Table:
+    """One person (``you``) playing ``args.boxes`` boxes for as long as the input lasts."""
+
+    def __init__(self, rules: RuleSet, args: argparse.Namespace, console: Console) -> None:
+        self.rules = rules
+        self.console = console
+        self.boxes: int = args.boxes
+        self.default_wager: int = rules.table_min if args.wager is None else args.wager
+        self.bankroll: int = args.bankroll
+        self.start_bankroll = self.bankroll
+        self.max_rounds: int | None = args.rounds
+        self.seed: int | None = args.seed
+        self.shoe = Shoe(rules, seeded(args.seed))
+        self.last_wager: dict[int, int] = {}
+        self.rounds = 0
+        self.echo = not _isatty(sys.stdin)
+        self.symbols = console.encoding.lower().startswith("utf")
+        self.shown = 0  # events of the current round already narrated
+        self.dealer_shown = 0  # dealer's cards narrated so far (for running totals)
+
+    # ------------------------------------------------------------------ output
+    def say(self, *parts: str | tuple[str, str] | Text, style: str = "") -> None:
+        self.console.print(Text.assemble(*parts, style=style))
+
+    def card(self, c: Card) -> Text:
+        text = c.pretty() if self.symbols else c.code
+        return Text(text, style="bold red" if c.suit in "HD" else "bold")
+
+    def cards(self, cards: Sequence[Card], hidden: int = 0) -> Text:
+        out = Text()
+        for c in cards:
+            out.append_text(self.card(c))
+            out.append(" ")
+        out.append("?? " * hidden, style="dim")
+        out.rstrip()
+        return out
+
+    # ------------------------------------------------------------------ input
+    def ask(self, prompt: Text) -> str:
+        """One line of input, stripped; :class:`EndOfInput` at the end of the input."""
+        try:
+            if not self.echo:
+                return self.console.input(prompt).strip()
+            self.console.print(prompt, end="")
+            line = sys.stdin.readline() if sys.stdin is not None else ""
+        except (EOFError, OSError, ValueError, UnicodeDecodeError):
+            self.console.print()
+            raise EndOfInput from None
+        if not line:
+            self.console.print()
+            raise EndOfInput
+        line = line.strip()
+        self.console.print(line, markup=False, highlight=False)
+        return line
+
+    # ------------------------------------------------------------------ the session
+    def run(self) -> int:
+        r = self.rules
+        shuffle = f"seed {self.seed}" if self.seed is not None else "a secure shuffle"
+        self.say(("Pontoon", "bold"), f" - rules {r.name}: {r.decks} {r.deck} decks ({shuffle})")
+        self.say(
+            f"Table limits {dollars(r.table_min)} to {dollars(r.table_max)} a box. "
+            f"Keys: h hit, s stand, d double, p split, r surrender, i insure, "
+            f"n no insurance, x rescue, q quit.",
+            style="dim",
+        )
+        status = 0
+        reason = ""
+        try:
+            while True:
+                if self.max_rounds is not None and self.rounds >= self.max_rounds:
+                    reason = f"{self.rounds} rounds played."
+                    break
+                if self.bankroll < r.table_min:
+                    reason = (
+                        f"Your bankroll {dollars(self.bankroll)} is below the table minimum "
+                        f"{dollars(r.table_min)}."
+                    )
+                    break
+                if not self.play_round():
+                    reason = "You leave the table."
+                    break
+        except KeyboardInterrupt:
+            reason = "Interrupted."
+            status = 130
+        net = self.bankroll - self.start_bankroll
+        self.console.print()
+        self.say(reason)
+        self.say(
+            ("Session: ", "bold"),
+            f"{self.rounds} round{'s' if self.rounds != 1 else ''}, net ",
+            (signed(net), _money_style(net)),
+            f", bankroll {dollars(self.bankroll)}.",
+        )
+        return status
+
+    def play_round(self) -> bool:
+        """Play one round; False when you leave (q or end of input) before or during it."""
+        rnd = Round(self.rules, self.shoe)
+        self.shown = 1  # the "rules" event
+        self.dealer_shown = 0
+        self.console.print()
+        self.console.rule(f"Round {self.rounds + 1}", style="dim")
+        try:
+            if not self.take_wagers(rnd):
+                return False
+        except EndOfInput:
+            return False
+        rnd.deal()
+        self.rounds += 1
+        self.narrate(rnd, initial=True)
+        staying = True
+        try:
+            while not rnd.over:
+                if not self.decide(rnd):
+                    staying = False
+                    break
+        except (EndOfInput, KeyboardInterrupt) as exc:
+            staying = False
+            if isinstance(exc, KeyboardInterrupt):
+                self.absent(rnd)
+                self.finish(rnd)
+                raise
+        if not rnd.over:
+            self.absent(rnd)
+        self.finish(rnd)
+        return staying
+
+    def take_wagers(self, rnd: Round) -> bool:
+        """Ask the wager of each box (15.6: at least the minimum on each); False on q."""
+        self.say(f"Bankroll {dollars(self.bankroll)}.")
+        placed = 0
+        for number in range(1, self.boxes + 1):
+            left = self.bankroll - placed
+            if left < self.rules.table_min:
+                self.say(
+                    f"{dollars(left)} left: not enough for box {number}, "
+                    f"playing {number - 1} box{'es' if number > 2 else ''} this round.",
+                    style="yellow",
+                )
+                break
+            default = min(self.last_wager.get(number, self.default_wager), left)
+            while True:
+                answer = self.ask(
+                    Text.assemble(
+                        f"Wager on box {number} (Enter = {dollars(default)}, q quits): ",
+                        style="bold",
+                    )
+                )
+                if answer.lower() in QUIT:
+                    return False
+                try:
+                    amount = parse_dollars(answer) if answer else default
+                    if amount > left:
+                        raise InputError(
+                            f"you have {dollars(left)} left for this box, not {dollars(amount)}"
+                        )
+                    rnd.place_wager(number, YOU, amount)
+                except InputError as exc:
+                    self.refuse(exc)
+                    continue
+                break
+            self.last_wager[number] = amount
+            placed += amount
+        return True
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, rnd: Round) -> bool:
+        """Show the layout, ask one decision and apply it; False on q."""
+        moves = rnd.legal_moves()
+        cur = rnd.current()
+        if cur is not None:
+            box_number = cur[0].number
+        elif moves:
+            box_number = moves[0].box
+        else:
+            rnd.apply_defaults()  # nothing for you to decide: the defaults of 15.3 / 10
+            self.narrate(rnd)
+            return True
+        mine = [m for m in moves if m.box == box_number and m.player in (None, YOU)]
+        if not mine:  # a choice of someone else's (never at a one-person table)
+            rnd.apply_defaults()
+            self.narrate(rnd)
+            return True
+        box = rnd.boxes[box_number]
+        self.layout(rnd)
+        offers = [self.offer(rnd, box, m) for m in mine]
+        what = self.hand_label(box, rnd.hand_index) if cur is not None else f"Box {box_number}"
+        if cur is None:
+            what += " insurance"
+        prompt = Text.assemble((what, "bold"), ": ", ", ".join(offers), ", q quit > ")
+        while True:
+            answer = self.ask(prompt)
+            words = answer.lower().split()
+            if not words:
+                continue
+            if words[0] in QUIT:
+                return False
+            action = ACTION_OF_KEY.get(words[0], words[0] if words[0] in KEYS else "")
+            if not action:
+                keys = ", ".join(f"{KEYS[m.action]} {m.action}" for m in mine)
+                self.say(
+                    f"Unknown key {words[0]!r}: choose {keys}, or q to quit.", style="yellow"
+                )
+                continue
+            try:
+                move = self.move(rnd, box, action, words[1:])
+                rnd.check(move)
+                self.afford(rnd, box, move)
+                rnd.apply(move)
+            except InputError as exc:
+                self.refuse(exc)
+                continue
+            self.narrate(rnd)
+            return True
+
+    def offer(self, rnd: Round, box: Box, m: Move) -> str:
+        text = f"{KEYS[m.action]} {m.action}"
+        if m.action == "insure":
+            text += f" ({dollars(self.insurable(rnd, box))})"
+        return text
+
+    def insurable(self, rnd: Round, box: Box) -> int:
+        """10: insurance up to a part (half) of the original wager."""
+        return winnings(box.original.get(YOU, 0), self.rules.insurance_max)
+
+    def move(self, rnd: Round, box: Box, action: str, rest: list[str]) -> Move:
+        amount = None
+        if rest:
+            if action not in ("double", "insure") or len(rest) > 1:
+                raise InputError("only d (double) and i (insure) take an amount, like: d 2.50")
+            amount = parse_dollars(rest[0])
+        player = YOU if action in INSURANCE else None
+        return Move(action, box.number, player=player, amount=amount)
+
+    def afford(self, rnd: Round, box: Box, move: Move) -> None:
+        """The table's own check: you can only stake money you have."""
+        need = move.amount
+        if need is None:
+            cur = rnd.current()
+            if move.action in ("double", "split") and cur is not None:
+                w = cur[1].wager_of(YOU)
+                need = w.stake if w is not None else 0
+            elif move.action == "insure":
+                need = self.insurable(rnd, box)
+        left = self.bankroll + rnd.net(YOU)
+        if need is not None and need > left:
+            raise InputError(
+                f"not enough money to {move.action}: it takes {dollars(need)} and you have "
+                f"{dollars(left)} off the table"
+                + (" (type d AMOUNT to double for less)" if move.action == "double" else "")
+            )
+
+    def refuse(self, exc: InputError) -> None:
+        word = "Refused" if isinstance(exc, IllegalAction) else "Not accepted"
+        self.say((f"{word}: ", "bold yellow"), (str(exc), "yellow"))
+
+    def absent(self, rnd: Round) -> None:
+        """16.6: you are not there to act, so each of your hands is drawn to 12 or more and
+        stands; insurance not taken is declined."""
+        if rnd.over:
+            return
+        self.say(
+            "You have left during the round: your hands are drawn to 12 or more and stand "
+            "(rule 16.6).",
+            style="yellow",
+        )
+        for _ in range(500):  # each step deals a card or ends a hand: far fewer steps
+            if rnd.over:
+                break
+            cur = rnd.current()
+            if cur is None:
+                rnd.apply_defaults()
+                if rnd.current() is None and not rnd.over:
+                    break
+                continue
+            box, hand = cur
+            hit, stand = Move("hit", box.number), Move("stand", box.number)
+            if hand.total < 12 and rnd.can(hit):
+                rnd.apply(hit)
+            elif rnd.can(stand):
+                rnd.apply(stand)
+            elif rnd.can(hit):
+                rnd.apply(hit)
+            else:
+                break
+        self.narrate(rnd)
+
+    def finish(self, rnd: Round) -> None:
+        net = rnd.net(YOU)
+        self.bankroll += net
+        self.console.print()
+        self.layout(rnd, final=True)
+        self.say(
+            ("Round net ", "bold"),
+            (signed(net), _money_style(net)),
+            f", bankroll {dollars(self.bankroll)}.",
+        )
+
+    # ------------------------------------------------------------------ the layout
+    def hand_label(self, box: Box, index: int | None) -> str:
+        if index is None:
+            return f"Box {box.number} insurance"
+        if len(box.hands) > 1:
+            return f"Box {box.number} hand {index + 1}"
+        return f"Box {box.number}"
+
+    def layout(self, rnd: Round, final: bool = False) -> None:
+        """The dealer's cards, every hand, and the money: the hole card stays hidden (8.5)."""
+        rows: list[tuple[str, Text, str, Text]] = []
+        hidden = 1 if rnd.hole is not None else 0
+        dealer = describe_total(rnd.dealer) if rnd.dealer else ""
+        rows.append(("Dealer", self.cards(rnd.dealer, hidden), dealer, Text()))
+        cur = rnd.current()
+        for box in rnd.order:
+            for i, hand in enumerate(box.hands):
+                w = hand.wager_of(YOU)
+                status = Text(dollars(w.amount) if w else "")
+                if hand.doubled:
+                    status.append(" doubled")
+                status.append("  ")
+                playing = cur is not None and cur[0] is box and cur[1] is hand
+                status.append_text(self.hand_state(hand, w, playing))
+                total_text = describe_total(hand.cards, from_split=hand.from_split)
+                rows.append((self.hand_label(box, i), self.cards(hand.cards), total_text, status))
+            ins = box.insurance.get(YOU)
+            if ins is not None:
+                state = self.wager_result(ins, None) if ins.settled else Text("open")
+                status = Text.assemble(dollars(ins.amount), "  ", state)
+                rows.append((self.hand_label(box, None), Text(), "", status))
+        wide = max(len(row[1].plain) for row in rows)
+        for label, cards, tot, status in rows:
+            line = Text(f"{label:<16}")
+            line.append_text(cards)
+            line.append(" " * (wide - len(cards.plain) + 2))
+            line.append(f"{tot:<10}", style="bold")
+            line.append_text(status)
+            line.rstrip()
+            self.console.print(line)
+        if not final:
+            on_table = -rnd.net(YOU)
+            self.say(
+                f"Bankroll {dollars(self.bankroll + rnd.net(YOU))} off the table, "
+                f"{dollars(on_table)} on it.",
+                style="dim",
+            )
+
+    def hand_state(self, hand: Hand, w: Wager | None, playing: bool) -> Text:
+        if w is not None and w.settled:
+            return self.wager_result(w, hand)
+        if hand.state == OPEN:
+            return Text("<- to act", style="bold cyan") if playing else Text("waiting")
+        return Text(
+            {
+                STOOD: "stands",
+                NATURAL: "pontoon, waits for the dealer",
+                SUPER: "Super Bonus, paid at the end (11.2)",
+                SURRENDERED: "surrendered, void if the dealer makes pontoon (9.4)",
+            }.get(hand.state, hand.state)
+        )
+
+    def wager_result(self, w: Wager, hand: Hand | None) -> Text:
+        odds = f" {w.odds.numerator}:{w.odds.denominator}" if w.odds is not None else ""
+        if w.outcome == "win":
+            word = f"won{odds}" if w.odds is not None else "won the Super Bonus"
+        elif w.outcome == "lose":
+            word = "bust, lost" if hand is not None and hard_total(hand.cards) > 21 else "lost"
+        elif w.outcome == "push":
+            word = "stand-off"
+        elif w.outcome == "surrender":
+            word = "surrendered"
+        else:
+            word = str(w.outcome)
+        return Text.assemble(f"{word} ", (signed(w.net), _money_style(w.net)))
+
+    # ------------------------------------------------------------------ what happened
+    def narrate(self, rnd: Round, initial: bool = False) -> None:
+        """Tell the new events: shuffles, the dealer's cards, your draws and every settlement."""
+        events = rnd.events[self.shown :]
+        self.shown = len(rnd.events)
+        for e in events:
+            if e.kind in ("deal", "reveal") and e.box is None:
+                self.dealer_shown += 1
+            text = self.event_text(rnd, e, initial)
+            if text is not None:
+                self.console.print(text)
+
+    def event_text(self, rnd: Round, e: Event, initial: bool) -> Text | None:
+        rule = f" (rule {e.rule})" if e.rule else ""
+        if e.kind == "shuffle":
+            why = {
+                "7": "The dealer shuffles the shoe",
+                "8.7": "The cutting card came out last round: the shoe is shuffled",
+                "8.8": "The cutting card is next: the shoe is shuffled",
+                "16.7": "The shoe ran out: the discard rack is shuffled into it",
+            }.get(e.rule or "", "The shoe is shuffled")
+            return Text(f"{why}{rule}.", style="dim")
+        if e.kind == "burn":
+            return Text(f"One card is burnt face down{rule}.", style="dim")
+        if e.kind == "action" and e.detail == "peek":
+            return Text(f"The dealer peeks at the hole card{rule}.")
+        if e.kind in ("deal", "reveal") and e.box is None:
+            if initial or e.card is None:
+                return None
+            cards = rnd.dealer[: self.dealer_shown]
+            verb = "turns up the hole card" if e.kind == "reveal" else "draws"
+            return Text.assemble(
+                f"Dealer {verb} ",
+                self.card(Card.parse(e.card)),
+                f": {describe_total(cards)}{rule}.",
+            )
+        if e.kind == "deal" and e.box is not None and e.card is not None and not initial:
+            box = rnd.boxes[e.box]
+            return Text.assemble(
+                f"{self.hand_label(box, e.hand)} draws ", self.card(Card.parse(e.card)), "."
+            )
+        if e.kind == "outcome" and e.box is not None:
+            return self.outcome_text(rnd, e, rule)
+        return None
+
+    def outcome_text(self, rnd: Round, e: Event, rule: str) -> Text | None:
+        box = rnd.boxes[e.box] if e.box is not None else None
+        if box is None or e.player != YOU:
+            return None
+        if e.hand is None:
+            w = box.insurance.get(YOU)
+            what = ""
+        else:
+            hand = box.hands[e.hand] if e.hand < len(box.hands) else None
+            w = hand.wager_of(YOU) if hand is not None else None
+            what = describe_total(hand.cards, from_split=hand.from_split) if hand else ""
+        if w is None:
+            return None
+        odds = f" {e.odds}" if e.odds else ""
+        verbs = {
+            "win": f"wins{odds}",
+            "lose": "loses",
+            "bust": "is bust, loses",
+            "push": "stands off, wager returned",
+            "surrender": "is surrendered",
+        }
+        verb = verbs.get(e.detail or "", e.detail or "")
+        if e.detail == "win" and not odds:
+            verb = "wins the Super Bonus"
+        subject = f"{self.hand_label(box, e.hand)}" + (f" ({what})" if what else "")
+        style = _money_style(w.net)
+        return Text.assemble(f"{subject} {verb}: ", (signed(w.net), style), f"{rule}.")
+
+
+def _money_style(cents: int) -> str:
+    return "bold green" if cents > 0 else "bold red" if cents < 0 else "yellow"
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def play(rules: RuleSet, args: argparse.Namespace) -> int:
+    """Play at a table in the terminal until you leave, the input ends, the bankroll falls
+    below the table minimum or ``args.rounds`` rounds are played. Returns the exit status."""
+    boxes = getattr(args, "boxes", 1)
+    if not isinstance(boxes, int) or not 1 <= boxes <= rules.boxes_per_player:
+        raise InputError(f"--boxes must be 1 to {rules.boxes_per_player} (rule 15.4)")
+    wager = getattr(args, "wager", None)
+    if wager is not None and not rules.table_min <= wager <= rules.table_max:
+        raise InputError(
+            f"--wager must be {rules.table_min} to {rules.table_max} cents (rules 15.2, 15.6)"
+        )
+    if getattr(args, "bankroll", 0) < 0:
+        raise InputError("--bankroll must not be negative")
+    rounds = getattr(args, "rounds", None)
+    if rounds is not None and rounds < 0:
+        raise InputError("--rounds must not be negative")
+    console = Console(highlight=False, emoji=False, soft_wrap=True)
+    return Table(rules, args, console).run()
+
+
+__all__ = ["Table", "describe_total", "dollars", "parse_dollars", "play", "signed"]
