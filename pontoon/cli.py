@@ -14,7 +14,7 @@ from pontoon.rules import PRESETS, RuleSet, knob_info, load_rules, parse_set_opt
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse's usage errors: exit 2, one line
-        raise InputError(f"{self.prog}: {message}")
+        raise InputError(f"{self.prog.removeprefix('pontoon').strip() or 'usage'}: {message}")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -62,7 +62,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
         return 0
     print(f"Rule set {rules.name}")
     for knob, rule, doc in knob_info():
-        print(f"  {knob:<22} {values[knob]!s:<16} rule {rule:<14} {doc}")
+        value = json.dumps(values[knob]) if isinstance(values[knob], bool) else values[knob]
+        print(f"  {knob:<22} {value!s:<16} rule {rule:<14} {doc}")
     return 0
 
 

@@ -147,7 +147,7 @@ class Table:
     def run(self) -> int:
         r = self.rules
         shuffle = f"seed {self.seed}" if self.seed is not None else "a secure shuffle"
-        self.say(("Pontoon", "bold"), f" - rules {r.name}: {r.decks} {r.deck} decks ({shuffle})")
+        self.say(("Pontoon", "bold"), f" - rules {r.name}: {r.decks} {r.deck.capitalize()} decks ({shuffle})")
         self.say(
             f"Table limits {dollars(r.table_min)} to {dollars(r.table_max)} a box. "
             f"Keys: h hit, s stand, d double, p split, r surrender, i insure, "
@@ -159,7 +159,7 @@ class Table:
         try:
             while True:
                 if self.max_rounds is not None and self.rounds >= self.max_rounds:
-                    reason = f"{self.rounds} rounds played."
+                    reason = f"{self.rounds} round{'s' if self.rounds != 1 else ''} played."
                     break
                 if self.bankroll < r.table_min:
                     reason = (
@@ -428,12 +428,18 @@ class Table:
             line.rstrip()
             self.console.print(line)
         if not final:
-            on_table = -rnd.net(YOU)
+            on_table = sum(w.amount for w in self.open_wagers(rnd))
             self.say(
-                f"Bankroll {dollars(self.bankroll + rnd.net(YOU))} off the table, "
-                f"{dollars(on_table)} on it.",
+                f"Bankroll {dollars(self.bankroll + rnd.net(YOU))}, "
+                f"on the table {dollars(on_table)}.",
                 style="dim",
             )
+
+    def open_wagers(self, rnd: Round) -> list[Wager]:
+        """Your wagers still on the layout (not yet settled)."""
+        out = [w for _, _, h in rnd.hands() for w in h.wagers if w.player == YOU]
+        out += [w for box in rnd.order for p, w in box.insurance.items() if p == YOU]
+        return [w for w in out if not w.settled]
 
     def hand_state(self, hand: Hand, w: Wager | None, playing: bool) -> Text:
         if w is not None and w.settled:
@@ -493,7 +499,9 @@ class Table:
             if initial or e.card is None:
                 return None
             cards = rnd.dealer[: self.dealer_shown]
-            verb = "turns up the hole card" if e.kind == "reveal" else "draws"
+            verb = {"reveal": "turns up the hole card", "deal": "draws"}[e.kind]
+            if e.kind == "deal" and e.rule == "8.5":
+                verb = "takes the second card"
             return Text.assemble(
                 f"Dealer {verb} ",
                 self.card(Card.parse(e.card)),
@@ -532,7 +540,9 @@ class Table:
         verb = verbs.get(e.detail or "", e.detail or "")
         if e.detail == "win" and not odds:
             verb = "wins the Super Bonus"
-        subject = f"{self.hand_label(box, e.hand)}" + (f" ({what})" if what else "")
+        subject = self.hand_label(box, e.hand) + (f" ({what})" if what else "")
+        if e.detail == "bust":
+            subject, verb = self.hand_label(box, e.hand), f"busts with {what[5:]}, loses"
         style = _money_style(w.net)
         return Text.assemble(f"{subject} {verb}: ", (signed(w.net), style), f"{rule}.")
 
