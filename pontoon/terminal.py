@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pontoon.cards import Card
-from pontoon.errors import IllegalAction, InputError
+from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
 from pontoon.hand import hard_total, is_pontoon, is_soft, total
 from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
@@ -70,11 +70,20 @@ def signed(cents: int) -> str:
     return ("+" if cents > 0 else "") + dollars(cents)
 
 
-def describe_total(cards: Sequence[Card], *, from_split: bool = False) -> str:
+def describe_total(
+    cards: Sequence[Card], *, from_split: bool = False, natural: str = "pontoon"
+) -> str:
     """``pontoon``, ``21``, ``soft 17``, ``hard 15`` or ``bust 24``; two cards making 21 after
-    a split are 21, not pontoon (RULES: Pontoon)."""
+    a split are 21, not pontoon (RULES: Pontoon).
+
+    >>> from pontoon.cards import parse_cards
+    >>> [describe_total(parse_cards(t)) for t in ("AS KD", "AS 6D", "9S 6D", "KS QD 5C")]
+    ['pontoon', 'soft 17', 'hard 15', 'bust 25']
+    >>> describe_total(parse_cards("AS KD"), from_split=True)
+    '21'
+    """
     if not from_split and is_pontoon(cards):
-        return "pontoon"
+        return natural
     t = total(cards)
     if hard_total(cards) > 21:
         return f"bust {t}"
@@ -105,6 +114,9 @@ class Table:
         self.rounds = 0
         self.echo = not _isatty(sys.stdin)
         self.symbols = console.encoding.lower().startswith("utf")
+        # the blackjack presets call a natural "blackjack"; the engine calls it pontoon
+        blackjack = "blackjack" in rules.name or "21" in rules.name
+        self.natural = "blackjack" if blackjack else "pontoon"
         self.shown = 0  # events of the current round already narrated
         self.dealer_shown = 0  # dealer's cards narrated so far (for running totals)
 
@@ -124,6 +136,9 @@ class Table:
         out.append("?? " * hidden, style="dim")
         out.rstrip()
         return out
+
+    def total_text(self, cards: Sequence[Card], from_split: bool = False) -> str:
+        return describe_total(cards, from_split=from_split, natural=self.natural)
 
     # ------------------------------------------------------------------ input
     def ask(self, prompt: Text) -> str:
@@ -147,11 +162,16 @@ class Table:
     def run(self) -> int:
         r = self.rules
         shuffle = f"seed {self.seed}" if self.seed is not None else "a secure shuffle"
-        self.say(("Pontoon", "bold"), f" - rules {r.name}: {r.decks} {r.deck.capitalize()} decks ({shuffle})")
         self.say(
-            f"Table limits {dollars(r.table_min)} to {dollars(r.table_max)} a box. "
-            f"Keys: h hit, s stand, d double, p split, r surrender, i insure, "
-            f"n no insurance, x rescue, q quit.",
+            ("Pontoon", "bold"),
+            f" - rules {r.name}: {r.decks} {r.deck.capitalize()} decks ({shuffle})",
+        )
+        self.say(
+            f"Table limits {dollars(r.table_min)} to {dollars(r.table_max)} a box.", style="dim"
+        )
+        self.say(
+            "Keys: h hit, s stand, d double, p split, r surrender, x rescue, i insure, "
+            "n no insurance, q quit; d and i take an amount for less (d 2.50).",
             style="dim",
         )
         status = 0
@@ -201,18 +221,15 @@ class Table:
         self.narrate(rnd, initial=True)
         staying = True
         try:
-            while not rnd.over:
-                if not self.decide(rnd):
-                    staying = False
-                    break
-        except (EndOfInput, KeyboardInterrupt) as exc:
+            while staying and not rnd.over:
+                staying = self.decide(rnd)
+        except EndOfInput:
             staying = False
-            if isinstance(exc, KeyboardInterrupt):
-                self.absent(rnd)
-                self.finish(rnd)
-                raise
-        if not rnd.over:
+        except KeyboardInterrupt:
             self.absent(rnd)
+            self.finish(rnd)
+            raise
+        self.absent(rnd)  # 16.6, when you leave during the round
         self.finish(rnd)
         return staying
 
@@ -259,18 +276,10 @@ class Table:
         """Show the layout, ask one decision and apply it; False on q."""
         moves = rnd.legal_moves()
         cur = rnd.current()
-        if cur is not None:
-            box_number = cur[0].number
-        elif moves:
-            box_number = moves[0].box
-        else:
-            rnd.apply_defaults()  # nothing for you to decide: the defaults of 15.3 / 10
-            self.narrate(rnd)
-            return True
+        box_number = cur[0].number if cur is not None else moves[0].box if moves else 0
         mine = [m for m in moves if m.box == box_number and m.player in (None, YOU)]
-        if not mine:  # a choice of someone else's (never at a one-person table)
-            rnd.apply_defaults()
-            self.narrate(rnd)
+        if not mine:  # nothing for you to decide (never expected at a one-person table)
+            self.defaults(rnd)
             return True
         box = rnd.boxes[box_number]
         self.layout(rnd)
@@ -288,10 +297,8 @@ class Table:
                 return False
             action = ACTION_OF_KEY.get(words[0], words[0] if words[0] in KEYS else "")
             if not action:
-                keys = ", ".join(f"{KEYS[m.action]} {m.action}" for m in mine)
-                self.say(
-                    f"Unknown key {words[0]!r}: choose {keys}, or q to quit.", style="yellow"
-                )
+                keys = ", ".join(self.offer(rnd, box, m) for m in mine)
+                self.say(f"Unknown key {words[0]!r}: choose {keys}, or q to quit.", style="yellow")
                 continue
             try:
                 move = self.move(rnd, box, action, words[1:])
@@ -304,8 +311,16 @@ class Table:
             self.narrate(rnd)
             return True
 
+    def defaults(self, rnd: Round) -> None:
+        """Let the round take its defaults (15.3, 10); the round must move on."""
+        seen = len(rnd.events)
+        rnd.apply_defaults()
+        if len(rnd.events) == seen and not rnd.over:
+            raise PontoonError(f"the round awaits no decision in phase {rnd.phase!r}")
+        self.narrate(rnd)
+
     def offer(self, rnd: Round, box: Box, m: Move) -> str:
-        text = f"{KEYS[m.action]} {m.action}"
+        text = f"{KEYS[m.action]} {m.action.replace('-', ' ')}"
         if m.action == "insure":
             text += f" ({dollars(self.insurable(rnd, box))})"
         return text
@@ -360,9 +375,7 @@ class Table:
                 break
             cur = rnd.current()
             if cur is None:
-                rnd.apply_defaults()
-                if rnd.current() is None and not rnd.over:
-                    break
+                self.defaults(rnd)
                 continue
             box, hand = cur
             hit, stand = Move("hit", box.number), Move("stand", box.number)
@@ -399,7 +412,7 @@ class Table:
         """The dealer's cards, every hand, and the money: the hole card stays hidden (8.5)."""
         rows: list[tuple[str, Text, str, Text]] = []
         hidden = 1 if rnd.hole is not None else 0
-        dealer = describe_total(rnd.dealer) if rnd.dealer else ""
+        dealer = self.total_text(rnd.dealer) if rnd.dealer else ""
         rows.append(("Dealer", self.cards(rnd.dealer, hidden), dealer, Text()))
         cur = rnd.current()
         for box in rnd.order:
@@ -411,7 +424,7 @@ class Table:
                 status.append("  ")
                 playing = cur is not None and cur[0] is box and cur[1] is hand
                 status.append_text(self.hand_state(hand, w, playing))
-                total_text = describe_total(hand.cards, from_split=hand.from_split)
+                total_text = self.total_text(hand.cards, hand.from_split)
                 rows.append((self.hand_label(box, i), self.cards(hand.cards), total_text, status))
             ins = box.insurance.get(YOU)
             if ins is not None:
@@ -496,7 +509,7 @@ class Table:
         if e.kind == "action" and e.detail == "peek":
             return Text(f"The dealer peeks at the hole card{rule}.")
         if e.kind in ("deal", "reveal") and e.box is None:
-            if initial or e.card is None:
+            if (initial and e.kind == "deal") or e.card is None:
                 return None
             cards = rnd.dealer[: self.dealer_shown]
             verb = {"reveal": "turns up the hole card", "deal": "draws"}[e.kind]
@@ -505,7 +518,7 @@ class Table:
             return Text.assemble(
                 f"Dealer {verb} ",
                 self.card(Card.parse(e.card)),
-                f": {describe_total(cards)}{rule}.",
+                f": {self.total_text(cards)}{rule}.",
             )
         if e.kind == "deal" and e.box is not None and e.card is not None and not initial:
             box = rnd.boxes[e.box]
@@ -526,7 +539,7 @@ class Table:
         else:
             hand = box.hands[e.hand] if e.hand < len(box.hands) else None
             w = hand.wager_of(YOU) if hand is not None else None
-            what = describe_total(hand.cards, from_split=hand.from_split) if hand else ""
+            what = self.total_text(hand.cards, hand.from_split) if hand else ""
         if w is None:
             return None
         odds = f" {e.odds}" if e.odds else ""
