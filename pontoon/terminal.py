@@ -388,6 +388,8 @@ class Table:
             else:
                 break
         self.narrate(rnd)
+        if not rnd.over:
+            raise PontoonError("the round could not be finished for an absent player (16.6)")
 
     def finish(self, rnd: Round) -> None:
         net = rnd.net(YOU)

@@ -252,6 +252,10 @@ def check_money(rnd: Round) -> None:
     amounts: dict[tuple[int, str], int] = Counter()
     for number, _, w in all_wagers(rnd):
         amounts[number, w.player] += w.amount
+    for box in rnd.boxes.values():
+        if not box.hands:  # before the deal the wagers are the box's original ones
+            for player, amount in box.original.items():
+                amounts[box.number, player] += amount
         if w.settled:
             nets[number, w.player] += w.net
     for key in set(nets) | set(box_player):
