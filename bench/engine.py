@@ -27,7 +27,11 @@ def choose(rnd: Round) -> Move:
     t = hand.total
     n = box.number
     wish = ["hit"]
-    if len(hand.cards) == 2 and hand.cards[0].rank == hand.cards[1].rank and hand.cards[0].rank in (1, 8):
+    if (
+        len(hand.cards) == 2
+        and hand.cards[0].rank == hand.cards[1].rank
+        and hand.cards[0].rank in (1, 8)
+    ):
         wish = ["split", "hit"]
     elif t in (10, 11) and up <= 9:
         wish = ["double", "hit"]
@@ -69,17 +73,23 @@ def main() -> None:
         rules = load_rules(args.rules, {"decks": decks})
         seconds, events = run(rules, rounds)
         per_decks[decks] = round(rounds / seconds)
-        print(f"{args.rules}, {decks} deck(s): {rounds / seconds:,.0f} rounds/s, "
-              f"{events / rounds:.1f} events per round")
-    print(json.dumps({
-        "bench": "engine",
-        "rounds_per_second": per_decks[6],
-        "rounds_per_second_by_decks": per_decks,
-        "rules": args.rules,
-        "cores": 1,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-    }))
+        print(
+            f"{args.rules}, {decks} deck(s): {rounds / seconds:,.0f} rounds/s, "
+            f"{events / rounds:.1f} events per round"
+        )
+    print(
+        json.dumps(
+            {
+                "bench": "engine",
+                "rounds_per_second": per_decks[6],
+                "rounds_per_second_by_decks": per_decks,
+                "rules": args.rules,
+                "cores": 1,
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
