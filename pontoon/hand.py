@@ -78,11 +78,21 @@ def is_super_bonus_cards(cards: Sequence[Card]) -> bool:
     )
 
 
-def describe(cards: Sequence[Card]) -> str:
-    """A total as a person says it: ``soft 17``, ``hard 15``, ``pontoon``, ``bust (24)``."""
-    if is_pontoon(cards):
-        return "pontoon"
+def describe(cards: Sequence[Card], *, from_split: bool = False, natural: str = "pontoon") -> str:
+    """A total as the dealer announces it: ``pontoon``, ``21``, ``soft 17``, ``hard 15`` or
+    ``bust 24``. Two cards making 21 after a split are 21, not pontoon.
+
+    >>> from pontoon.cards import parse_cards
+    >>> [describe(parse_cards(t)) for t in ("AS KD", "AS 6D", "9S 6D", "KS QD 5C")]
+    ['pontoon', 'soft 17', 'hard 15', 'bust 25']
+    >>> describe(parse_cards("AS KD"), from_split=True)
+    '21'
+    """
+    if not from_split and is_pontoon(cards):
+        return natural
     t = total(cards)
     if t > 21:
-        return f"bust ({t})"
-    return f"soft {t}" if is_soft(cards) else f"{t}"
+        return f"bust {t}"
+    if t == 21:
+        return "21"
+    return f"soft {t}" if is_soft(cards) else f"hard {t}"

@@ -28,7 +28,7 @@ from rich.text import Text
 from pontoon.cards import Card
 from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
-from pontoon.hand import hard_total, is_pontoon, is_soft, total
+from pontoon.hand import describe, hard_total
 from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
@@ -68,28 +68,6 @@ def dollars(cents: int) -> str:
 
 def signed(cents: int) -> str:
     return ("+" if cents > 0 else "") + dollars(cents)
-
-
-def describe_total(
-    cards: Sequence[Card], *, from_split: bool = False, natural: str = "pontoon"
-) -> str:
-    """``pontoon``, ``21``, ``soft 17``, ``hard 15`` or ``bust 24``; two cards making 21 after
-    a split are 21, not pontoon (RULES: Pontoon).
-
-    >>> from pontoon.cards import parse_cards
-    >>> [describe_total(parse_cards(t)) for t in ("AS KD", "AS 6D", "9S 6D", "KS QD 5C")]
-    ['pontoon', 'soft 17', 'hard 15', 'bust 25']
-    >>> describe_total(parse_cards("AS KD"), from_split=True)
-    '21'
-    """
-    if not from_split and is_pontoon(cards):
-        return natural
-    t = total(cards)
-    if hard_total(cards) > 21:
-        return f"bust {t}"
-    if t == 21:
-        return "21"
-    return f"soft {t}" if is_soft(cards) else f"hard {t}"
 
 
 # ---------------------------------------------------------------------------- the table
@@ -138,7 +116,7 @@ class Table:
         return out
 
     def total_text(self, cards: Sequence[Card], from_split: bool = False) -> str:
-        return describe_total(cards, from_split=from_split, natural=self.natural)
+        return describe(cards, from_split=from_split, natural=self.natural)
 
     # ------------------------------------------------------------------ input
     def ask(self, prompt: Text) -> str:
@@ -464,7 +442,7 @@ class Table:
         return Text(
             {
                 STOOD: "stands",
-                NATURAL: "pontoon, waits for the dealer",
+                NATURAL: f"{self.natural}, waits for the dealer",
                 SUPER: "Super Bonus, paid at the end (11.2)",
                 SURRENDERED: "surrendered, void if the dealer makes pontoon (9.4)",
             }.get(hand.state, hand.state)
@@ -593,4 +571,4 @@ def play(rules: RuleSet, args: argparse.Namespace) -> int:
     return Table(rules, args, console).run()
 
 
-__all__ = ["Table", "describe_total", "dollars", "parse_dollars", "play", "signed"]
+__all__ = ["Table", "dollars", "parse_dollars", "play", "signed"]

@@ -35,7 +35,7 @@ def test_4_card_values_and_soft_totals() -> None:
     assert total(parse_cards("KS QD")) == 20 and not is_soft(parse_cards("KS QD"))
     assert describe(parse_cards("AS KD")) == "pontoon"
     assert describe(parse_cards("AS 6D")) == "soft 17"
-    assert describe(parse_cards("KS 6D 9C")) == "bust (25)"
+    assert describe(parse_cards("KS 6D 9C")) == "bust 25"
 
 
 def test_4_pontoon_is_ace_and_picture_as_first_two_cards() -> None:
