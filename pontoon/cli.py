@@ -10,6 +10,7 @@ from typing import Any
 
 from pontoon.errors import InputError, PontoonError
 from pontoon.rules import PRESETS, RuleSet, knob_info, load_rules, parse_set_options
+from pontoon.store import cli as store_cli
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("round", help="play one scripted round (scenario file)")
     p.add_argument("file")
+    store_cli.db_option(p, table="scenario")
     _common(p)
 
     p = sub.add_parser("play", help="a table in the terminal")
@@ -42,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bankroll", type=int, default=100_000, help="your money in cents")
     p.add_argument("--seed", type=int, help="seed the shuffle (default: a secure shuffle)")
     p.add_argument("--rounds", type=int, help="stop after this many rounds")
+    store_cli.db_option(p, table="terminal")
+    COMMANDS.update(store_cli.add_commands(sub, _common))
     return parser
 
 
@@ -61,16 +65,21 @@ def cmd_rules(args: argparse.Namespace) -> int:
         print(json.dumps(values))
         return 0
     print(f"Rule set {rules.name}")
-    for knob, rule, doc in knob_info():
+    info = knob_info()
+    width = max(len(knob) for knob, _, _ in info)
+    for knob, rule, doc in info:
         value = json.dumps(values[knob]) if isinstance(values[knob], bool) else values[knob]
-        print(f"  {knob:<22} {value!s:<16} rule {rule:<14} {doc}")
+        print(f"  {knob:<{width}} {value!s:<10} rule {rule:<16} {doc}")
     return 0
 
 
 def cmd_round(args: argparse.Namespace) -> int:
-    from pontoon.scenario import load_scenario, run_scenario
+    from pontoon.scenario import load_scenario, play_scenario, result_document
 
-    doc = run_scenario(load_scenario(args.file), args.rules, parse_set_options(args.set))
+    rnd = play_scenario(load_scenario(args.file), args.rules, parse_set_options(args.set))
+    doc = result_document(rnd)
+    if args.db is not None:  # recorded in one transaction before anything is printed
+        doc["recorded"] = store_cli.record_round(args, rnd)
     print(json.dumps(doc, indent=2))
     return 0
 

@@ -16,6 +16,9 @@ Every change of a round is one :class:`Event`. Kinds, and the fields each uses:
 ``pay``        winnings from the house to ``player``
 ``outcome``    ``box``, ``hand``, ``player``, ``detail`` (win, lose, ...), ``odds``
 ``discard``    the cards of ``box``/``hand`` go to the discard rack
+``irregularity`` a section 16 (or Blackjack 15.5-15.11) procedure: ``detail`` names it,
+               ``by`` is the dealer or the supervisor who applied it, ``card`` a card it moved
+``replace``    a damaged ``card`` replaced at the end of the round (16.8)
 ``end``        the round is over
 =============  ==========================================================================
 
@@ -44,6 +47,7 @@ class Event(NamedTuple):
     detail: str | None = None
     odds: str | None = None
     rule: str | None = None
+    by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The event as a dict without its empty fields."""

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pontoon.cards import Card
 from pontoon.errors import InputError
 from pontoon.events import Event
-from pontoon.round import Move, Round
+from pontoon.irregularities import DRAWING, Irregularity
+from pontoon.round import OMITTED_IN_DEAL, SEVENS, Move, Round
 from pontoon.rules import rules_from_dict
 from pontoon.shoe import ScriptedCards, ShoeNote
 
@@ -44,21 +45,34 @@ def replay(events: Sequence[Event]) -> Round:
     rules = rules_from_dict(json.loads(events[0].detail))
     items: list[Card | ShoeNote] = []
     for e in events:
-        if e.kind in ("deal", "hole"):
-            assert e.card is not None
+        drawn = e.kind in ("deal", "hole") and e.rule not in _EXPOSED
+        drawn = drawn or (e.kind == "irregularity" and e.detail in DRAWING)
+        if drawn and e.card is not None:
             items.append(Card.parse(e.card))
         elif e.kind in ("shuffle", "burn"):
             items.append((e.kind, e.rule or "", Card.parse(e.card) if e.card else None))
     source = ScriptedCards(items)
     rnd = Round(rules, source)
+    omitted = any(e.kind == "irregularity" and e.detail == OMITTED_IN_DEAL for e in events)
     dealt = False
     for e in events[1:]:
         if e.kind == "wager":
             assert e.box is not None and e.player is not None and e.amount is not None
-            rnd.place_wager(e.box, e.player, e.amount)
+            if e.detail == SEVENS:
+                rnd.place_side_wager(e.box, e.player, e.amount)
+            else:
+                rnd.place_wager(e.box, e.player, e.amount)
         elif e.kind == "action" and e.detail == "no-more-bets" and not dealt:
-            rnd.deal()
+            rnd.deal(omit_dealer_card=omitted)
             dealt = True
+        elif e.kind == "irregularity" and e.detail != OMITTED_IN_DEAL:
+            assert e.detail is not None
+            card = e.card if e.detail == "damaged" else None
+            op = Irregularity(e.detail, e.by or "dealer", e.box, e.hand, e.player, card)
+            rnd.apply_irregularity(op)
         elif (move := move_of(e)) is not None:
             rnd.apply(move)
     return rnd
+
+
+_EXPOSED = ("16.4", "15.7")  # deals of an exposed card: drawn when it was exposed

@@ -28,18 +28,21 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
+from pontoon import irregularities
 from pontoon.cards import Card
 from pontoon.errors import IllegalAction
 from pontoon.events import Event
 from pontoon.hand import hard_total, is_pair, is_pontoon, is_super_bonus_cards, total
+from pontoon.irregularities import Irregularity
 from pontoon.rules import RuleSet
 from pontoon.settlement import odds_text, super_bonus_amount, win_odds, winnings
 from pontoon.shoe import CardSource
 
-SEATED_ACTIONS: Final = ("hit", "stand", "double", "split", "surrender", "rescue")
+SEATED_ACTIONS: Final = ("hit", "stand", "double", "split", "surrender", "rescue", "refuse")
 FOLLOW_ACTIONS: Final = ("double", "split", "decline")
 INSURANCE_ACTIONS: Final = ("insure", "no-insurance")
-ACTIONS: Final = (*SEATED_ACTIONS, "decline", *INSURANCE_ACTIONS)
+CHOICE_ACTIONS: Final = ("void", "complete")  # 15.5: a seated player's choice
+ACTIONS: Final = (*SEATED_ACTIONS, "decline", *INSURANCE_ACTIONS, *CHOICE_ACTIONS)
 
 # Phases of a round
 BETTING: Final = "betting"
@@ -103,6 +106,7 @@ class Hand:
     acted: bool = False
     state: str = OPEN
     discarded: bool = False
+    refused: bool = False  # 16.4: refused an exposed card, no more cards this round
 
     @property
     def total(self) -> int:
@@ -123,6 +127,9 @@ class Box:
     hands: list[Hand] = field(default_factory=list)
     insurance: dict[str, Wager] = field(default_factory=dict)
     declined_insurance: set[str] = field(default_factory=set)
+    sevens: dict[str, Wager] = field(default_factory=dict)  # Super Sevens side wagers
+    first_cards: list[Card] = field(default_factory=list)  # the first three cards of the box
+    surrender_offered_late: bool = False  # 16.12: a missed surrender offer still honoured
 
     @property
     def seated(self) -> str:
@@ -172,6 +179,13 @@ class Round:
         self.balance: dict[str, int] = {}  # each player's money change in this round
         self.table = 0  # money on the layout
         self.house = 0  # the house's money change
+        self.exposed: Card | None = None  # 16.4: a card drawn in error, exposed, dealt next
+        self.dealer_card_omitted = False  # 15.5: the dealer dealt no first card
+        self.dealer_blackjack = True  # 15.5: after the omission an ace and ten count 21 only
+        self.choosing: list[int] = []  # 15.5: boxes whose seated player chooses void/complete
+        self.shuffle_after: str | None = None  # 16.9, 16.10: reshuffle when the round ends
+        self.damaged: list[Card] = []  # 16.8: replaced at the end of the round
+        self.reconstructed = False  # 16.3: a reconstruction has been completed
         self.events: list[Event] = [Event("rules", detail=_rules_json(rules), rule=rules.name)]
         source.listener = self._shoe_event
 
@@ -211,6 +225,8 @@ class Round:
             out += self.dealer
             if self.hole is not None:
                 out.append(self.hole)
+        if self.exposed is not None:
+            out.append(self.exposed)
         return out
 
     # ------------------------------------------------------------------ events and money
@@ -280,15 +296,35 @@ class Round:
             self.source.discard(hand.cards)
             self._emit("discard", box=box.number, hand=index, rule=rule)
 
+    def _next_card(self) -> tuple[Card, bool]:
+        """The next card to be dealt and whether it is an exposed card (16.4) already drawn."""
+        card = self.exposed
+        if card is not None:
+            self.exposed = None
+            return card, True
+        return self.source.draw(), False
+
     def _deal(self, box: Box | None, index: int, rule: str) -> Card:
-        card = self.source.draw()
+        card, exposed = self._next_card()
+        if exposed:
+            rule = self.book_rule("16.4")
         if box is None:
             self.dealer.append(card)
             self._emit("deal", card=card.code, rule=rule)
         else:
             box.hands[index].cards.append(card)
             self._emit("deal", box=box.number, hand=index, card=card.code, rule=rule)
+            if len(box.first_cards) < 3:
+                box.first_cards.append(card)
+                if box.sevens:
+                    self._settle_sevens(box, final=False)
         return card
+
+    def book_rule(self, pontoon_rule: str) -> str:
+        """A Pontoon section 16 rule number, or its Blackjack 1996 counterpart."""
+        if self.rules.rule_book == "blackjack":
+            return _BLACKJACK_RULES.get(pontoon_rule, pontoon_rule)
+        return pontoon_rule
 
     # ------------------------------------------------------------------ wagers
     def check_wager(self, box_number: int, player: str, amount: int) -> None:
@@ -348,14 +384,79 @@ class Round:
         self._emit("wager", box=box_number, player=player, amount=amount, rule="8.2")
         self._stake(box, None, player, amount, "8.2")
 
+    def check_side_wager(self, box_number: int, player: str, amount: int) -> None:
+        """Raise :class:`IllegalAction` unless ``player`` may make a Super Sevens wager."""
+        r = self.rules
+        if not r.super_sevens:
+            raise IllegalAction("super-sevens", box_number, "Super Sevens", "not offered here")
+        if self.phase != BETTING:
+            raise IllegalAction("super-sevens", box_number, "8.2", "no bets after 'No more bets'")
+        box = self.boxes.get(box_number)
+        if box is None or player not in box.players:
+            raise IllegalAction(
+                "super-sevens", box_number, "Super Sevens", f"{player} has no wager on this box"
+            )
+        if player in box.sevens:
+            raise IllegalAction("super-sevens", box_number, "Super Sevens", "one wager a player")
+        if not isinstance(amount, int) or not r.super_sevens_min <= amount <= r.super_sevens_max:
+            raise IllegalAction(
+                "super-sevens",
+                box_number,
+                "Super Sevens",
+                f"the wager must be {r.super_sevens_min} to {r.super_sevens_max}",
+            )
+
+    def place_side_wager(self, box_number: int, player: str, amount: int) -> None:
+        """A Super Sevens wager (Blackjack 1996) beside ``player``'s wager on the box."""
+        self.check_side_wager(box_number, player, amount)
+        box = self.boxes[box_number]
+        box.sevens[player] = Wager(player, amount)
+        self._emit(
+            "wager", box=box_number, player=player, amount=amount, detail=SEVENS, rule=SEVENS
+        )
+        self._stake(box, None, player, amount, SEVENS)
+
+    def _settle_sevens(self, box: Box, final: bool) -> None:
+        """Super Sevens, settled as the box's first three cards fall: a first card 7 pays 3:1,
+        7-7 50:1 (suited 100:1), 7-7-7 500:1 (suited 5000:1); anything else loses."""
+        r = self.rules
+        c = box.first_cards
+        for w in box.sevens.values():
+            if w.settled or not c:
+                continue
+            odds: Fraction | None = None
+            if c[0].rank != 7:
+                self._settle(box, None, w, "lose", SEVENS)
+                continue
+            if len(c) == 1:
+                if not final:
+                    continue
+                odds = r.super_sevens_one_pays
+            elif c[1].rank != 7:
+                odds = r.super_sevens_one_pays
+            elif len(c) == 3 and c[2].rank == 7:
+                suited = c[0].suit == c[1].suit == c[2].suit
+                odds = r.super_sevens_three_suited_pays if suited else r.super_sevens_three_pays
+            elif len(c) == 3 or final:
+                suited = c[0].suit == c[1].suit
+                odds = r.super_sevens_two_suited_pays if suited else r.super_sevens_two_pays
+            else:
+                continue
+            self._settle(box, None, w, "win", SEVENS, odds=odds, won=winnings(w.amount, odds))
+
     # ------------------------------------------------------------------ the deal
-    def deal(self) -> None:
+    def deal(self, omit_dealer_card: bool = False) -> None:
         """'No more bets' and the initial deal (8.2), then interim settlement (9.1) and the
-        automatic steps up to the first decision."""
+        automatic steps up to the first decision. ``omit_dealer_card`` records a deal in which
+        the dealer gave himself or herself no first card (Blackjack 15.5)."""
         if self.phase != BETTING:
             raise IllegalAction("deal", None, "8.2", "the cards are already dealt")
         if not self.boxes:
             raise IllegalAction("deal", None, "8.2", "no box holds a wager")
+        if omit_dealer_card and (self.rules.rule_book != "blackjack" or self.rules.dealer_peeks):
+            raise IllegalAction(
+                "deal", None, "15.5", "an omitted first card is a Blackjack no-hole-card procedure"
+            )
         self.source.start_round()
         self.order = [self.boxes[n] for n in sorted(self.boxes)]
         for box in self.order:
@@ -363,11 +464,15 @@ class Round:
         self._emit("action", detail="no-more-bets", rule="8.2")
         for box in self.order:
             self._deal(box, 0, "8.2(a)")
-        self._deal(None, 0, "8.2(b)")
+        if omit_dealer_card:
+            self.dealer_card_omitted = True
+            self._emit("irregularity", detail=OMITTED_IN_DEAL, rule="15.5", by="dealer")
+        else:
+            self._deal(None, 0, "8.2(b)")
         for box in self.order:
             self._deal(box, 0, "8.2(c)")
         if self.rules.dealer_peeks:
-            self.hole = self.source.draw()
+            self.hole, _ = self._next_card()
             self._emit("hole", card=self.hole.code, rule="8.5")
         self.phase = PLAYING
         if self.rules.dealer_peeks:
@@ -532,6 +637,18 @@ class Round:
         if box is None:
             raise IllegalAction(move.action, move.box, "8.2", "the box holds no wager")
         player = move.player or box.seated
+        if self.choosing or move.action in CHOICE_ACTIONS:
+            self._check_choice(move, box, player)
+            return
+        cur = self.current()
+        if (
+            move.action == "surrender"
+            and box.surrender_offered_late
+            and player == box.seated
+            and (cur is None or cur[0] is not box)
+        ):  # 16.12: a missed surrender offer, taken out of turn
+            self._check_surrender(move, box, box.hands[0])
+            return
         if player != box.seated and self.phase == PLAYING:
             self._check_follow_up(move, box, player)
             return
@@ -580,6 +697,22 @@ class Round:
             )
         getattr(self, "_check_" + move.action)(move, box, hand)
 
+    def _check_choice(self, move: Move, box: Box, player: str) -> None:
+        """15.5: after the dealer's omitted first card is noticed, each seated player chooses
+        to void the hand or complete it, before anything else happens."""
+        if move.action not in CHOICE_ACTIONS:
+            raise IllegalAction(
+                move.action,
+                move.box,
+                "15.5",
+                f"the seated players of boxes {', '.join(map(str, self.choosing))} first choose "
+                "to void or complete their hands",
+            )
+        if box.number not in self.choosing:
+            raise IllegalAction(move.action, move.box, "15.5", "the box has no choice to make")
+        if player != box.seated:
+            raise IllegalAction(move.action, move.box, "15.5", "the seated player chooses")
+
     def can(self, move: Move) -> bool:
         """Whether ``move`` is legal now."""
         try:
@@ -588,7 +721,18 @@ class Round:
             return False
         return True
 
+    def _check_refused(self, move: Move, box: Box, hand: Hand) -> None:
+        if hand.refused:
+            raise IllegalAction(
+                move.action, box.number, self.book_rule("16.4"), "the hand refused an exposed card"
+            )
+
+    def _check_refuse(self, move: Move, box: Box, hand: Hand) -> None:
+        if self.exposed is None:
+            raise IllegalAction("refuse", box.number, self.book_rule("16.4"), "no card is exposed")
+
     def _check_hit(self, move: Move, box: Box, hand: Hand) -> None:
+        self._check_refused(move, box, hand)
         if hand.doubled:
             raise IllegalAction("hit", box.number, "14.1(b)", "a doubled hand takes one card only")
         if hand.split_aces and not self.rules.hit_split_aces:
@@ -608,6 +752,7 @@ class Round:
 
     def _check_double(self, move: Move, box: Box, hand: Hand) -> None:
         r = self.rules
+        self._check_refused(move, box, hand)
         if hand.doubled:
             raise IllegalAction("double", box.number, "14.1(b)", "the hand is already doubled")
         if hand.split_aces and not r.hit_split_aces:
@@ -641,6 +786,7 @@ class Round:
 
     def _check_split(self, move: Move, box: Box, hand: Hand) -> None:
         r = self.rules
+        self._check_refused(move, box, hand)
         if len(hand.cards) != 2 or not is_pair(hand.cards[0], hand.cards[1], r.split_by):
             raise IllegalAction("split", box.number, "13", "only a pair may be split")
         if len(box.hands) >= r.split_max_hands:
@@ -658,6 +804,8 @@ class Round:
         r = self.rules
         if r.surrender == "none":
             raise IllegalAction("surrender", box.number, "9.3", "no surrender at this table")
+        if not self.dealer:
+            raise IllegalAction("surrender", box.number, "9.3", "the dealer has no first card")
         up = self.dealer[0]
         if r.surrender == "void-on-pontoon" and not (up.is_ace or up.is_picture or up.value == 10):
             raise IllegalAction(
@@ -666,7 +814,8 @@ class Round:
                 "9.3",
                 "surrender only when the dealer's first card is A, K, Q or J",
             )
-        if len(box.hands) != 1 or len(hand.cards) != 2 or hand.acted:
+        late = box.surrender_offered_late and hand.state in (OPEN, STOOD)
+        if len(box.hands) != 1 or len(hand.cards) != 2 or (hand.acted and not late):
             raise IllegalAction(
                 "surrender", box.number, "9.3", "surrender on the first two cards only"
             )
@@ -717,10 +866,33 @@ class Round:
         elif move.follow is not None or move.amount is not None:
             raise IllegalAction("decline", move.box, "15.3(e)", "a decline takes no amount")
 
+    # ------------------------------------------------------------------ irregularities
+    def check_irregularity(self, op: Irregularity) -> None:
+        """Raise :class:`IllegalAction` naming the rule unless the procedure may be applied."""
+        irregularities.check(self, op)
+
+    def can_irregularity(self, op: Irregularity) -> bool:
+        try:
+            irregularities.check(self, op)
+        except IllegalAction:
+            return False
+        return True
+
+    def apply_irregularity(self, op: Irregularity) -> None:
+        """Apply a section 16 (or Blackjack 15.5-15.11) procedure, or raise and change nothing."""
+        irregularities.apply(self, op)
+
     # ------------------------------------------------------------------ legal moves
     def legal_moves(self) -> list[Move]:
         """Every move that may be made now (amounts at their largest)."""
         out: list[Move] = []
+        if self.choosing:
+            return [Move(a, n) for n in self.choosing for a in CHOICE_ACTIONS]
+        for box in self.order:
+            late = Move("surrender", box.number)
+            cur = self.current()
+            if box.surrender_offered_late and (cur is None or cur[0] is not box) and self.can(late):
+                out.append(late)
         if self._insurance_window():
             for box, player in self._insurance_waiting():
                 out.append(Move("insure", box.number, player=player))
@@ -750,28 +922,77 @@ class Round:
             return
         box = self.boxes[move.box]
         player = move.player or box.seated
+        if move.action in CHOICE_ACTIONS:
+            self._choose(move, box)
+            return
         if player != box.seated:
             self._follow_up(move, box, player)
             return
-        hand = box.hands[self.hand_index]
+        cur = self.current()
+        index = self.hand_index if cur is not None and cur[0] is box else 0  # 16.12: late
+        hand = box.hands[index]
         self._emit(
             "action",
             box=box.number,
-            hand=self.hand_index,
+            hand=index,
             player=player,
             detail=move.action,
             amount=move.amount,
-            rule=_ACTION_RULE[move.action],
+            rule=self.book_rule(_ACTION_RULE[move.action]),
         )
         hand.acted = True
         getattr(self, "_" + move.action)(move, box, hand)
         self._advance()
+
+    def _choose(self, move: Move, box: Box) -> None:
+        self._emit("action", box=box.number, player=box.seated, detail=move.action, rule="15.5")
+        self.choosing.remove(box.number)
+        if move.action == "void":
+            self.void_box(box, "15.5(a)")
+        if not self.choosing:
+            self._advance()
+
+    def void_wager(self, box: Box, index: int | None, w: Wager, rule: str) -> None:
+        """Void a wager: the player ends with exactly the stake back, even if the wager was
+        already settled (15.5(a): whether or not the hand has exceeded 21)."""
+        if not w.settled:
+            self._settle(box, index, w, "void", rule)
+            return
+        if w.net < 0:
+            self._money("pay", box, index, w.player, -w.net, rule)
+        elif w.net > 0:
+            self._stake(box, index, w.player, w.net, rule)
+            self._money("collect", box, index, w.player, w.net, rule)
+        self._emit("outcome", box=box.number, hand=index, player=w.player, detail="void", rule=rule)
+        w.outcome = "void"
+        w.odds = None
+        w.net = 0
+
+    def void_box(self, box: Box, rule: str, hands: list[int] | None = None) -> None:
+        """Void the hands of a box (all, or those listed): wagers returned, cards to the
+        discard rack. Voiding every hand voids the box's insurance and side wagers too."""
+        chosen = range(len(box.hands)) if hands is None else hands
+        for i in chosen:
+            hand = box.hands[i]
+            for w in hand.wagers:
+                self.void_wager(box, i, w, rule)
+            hand.state = SETTLED
+            self._discard(box, i, hand, rule)
+        if all(
+            h.state == SETTLED and all(w.outcome == "void" for w in h.wagers) for h in box.hands
+        ):
+            for w in [*box.insurance.values(), *box.sevens.values()]:
+                self.void_wager(box, None, w, rule)
 
     def _hit(self, move: Move, box: Box, hand: Hand) -> None:
         self._deal(box, self.hand_index, "8.4")
         self._after_card(box, self.hand_index, hand)
 
     def _stand(self, move: Move, box: Box, hand: Hand) -> None:
+        hand.state = STOOD
+
+    def _refuse(self, move: Move, box: Box, hand: Hand) -> None:
+        hand.refused = True  # 16.4: no additional cards to this hand in this round
         hand.state = STOOD
 
     def _double(self, move: Move, box: Box, hand: Hand) -> None:
@@ -865,6 +1086,8 @@ class Round:
         if self.phase == INSURANCE:
             for box, player in self._insurance_waiting():
                 self.apply(Move("no-insurance", box.number, player=player))
+        while self.choosing:
+            self.apply(Move("complete", self.choosing[0]))
         fu = self.follow_ups
         while fu is not None and fu.waiting:
             box = self.order[self.turn]
@@ -898,6 +1121,7 @@ class Round:
                 r.super_bonus
                 and not hand.from_split
                 and not hand.doubled
+                and self.dealer
                 and self.dealer[0].rank == 7
                 and is_super_bonus_cards(hand.cards)
             ):
@@ -916,7 +1140,7 @@ class Round:
 
     def _advance(self) -> None:
         """Run the automatic steps until a decision is awaited or the round is over."""
-        if self.follow_ups is not None or self.phase != PLAYING:
+        if self.follow_ups is not None or self.phase != PLAYING or self.choosing:
             return
         while self.turn < len(self.order):
             box = self.order[self.turn]
@@ -928,6 +1152,8 @@ class Round:
                 if hand.state == OPEN:
                     return
                 self.hand_index += 1
+            if box.sevens:
+                self._settle_sevens(box, final=True)
             self.turn += 1
             self.hand_index = 0
         self._dealer_turn()
@@ -940,12 +1166,17 @@ class Round:
         full = any(h.state == STOOD for h in live)
         second = full or any(h.state in (NATURAL, SURRENDERED) for h in live)
         second = second or any(box.insurance for box in self.order)
+        # 14.4: no card that cannot change the outcome; 16.4: a card all refused is the
+        # dealer's second card
+        second = second or self.exposed is not None
         if r.dealer_peeks:
-            if full or second:
+            if second:
                 self._reveal()
-        elif second:  # 14.4: no card that cannot change the outcome
+        elif second:
+            if not self.dealer:  # 15.5: the dealer takes the next cards as his/her hand
+                self._deal(None, 0, "15.5")
             self._deal(None, 0, "8.5")
-        dealer_natural = is_pontoon(self.dealer)
+        dealer_natural = self.dealer_blackjack and is_pontoon(self.dealer)
         if not r.dealer_peeks:
             self._settle_insurance(dealer_natural)
         if full and not dealer_natural:
@@ -1025,7 +1256,14 @@ class Round:
                     self._money("pay", box, index, player, self.rules.super_bonus_others, "11.2")
 
     def _finish(self) -> None:
-        """8.6: the cards are collected in order to the discard rack; the round is over."""
+        """8.6: the cards are collected in order to the discard rack; the round is over.
+        Then the end-of-round procedures: 16.3 (an exposed card left over), 16.8 (damaged
+        cards replaced), 16.9 and 16.10 (reshuffle)."""
+        for box in self.order:
+            self._settle_sevens(box, final=True)
+            for w in box.sevens.values():
+                if not w.settled:
+                    self._settle(box, None, w, "void", SEVENS)
         for box, i, hand in self.hands():
             self._discard(box, i, hand, "8.6")
         self._reveal()
@@ -1033,7 +1271,21 @@ class Round:
         self._emit("discard", rule="8.6")
         self.phase = OVER
         self.follow_ups = None
+        self.choosing = []
+        if self.exposed is not None:
+            card, self.exposed = self.exposed, None
+            self.source.discard([card])
+            self._emit("discard", card=card.code, rule=self.book_rule("16.3"))
+        for card in self.damaged:
+            self._emit("replace", card=card.code, rule=self.book_rule("16.8"))
+        self.damaged = []
+        if self.shuffle_after is not None:
+            self._end_shuffle(self.shuffle_after)
         self._emit("end", rule="8.6")
+
+    def _end_shuffle(self, rule: str) -> None:
+        self.shuffle_after = None
+        self.source.shuffle(rule)
 
 
 _ACTION_RULE: Final = {
@@ -1043,6 +1295,18 @@ _ACTION_RULE: Final = {
     "split": "13",
     "surrender": "9.3",
     "rescue": "12",
+    "refuse": "16.4",
 }
+# Pontoon section 16 procedures and their Blackjack 1996 counterparts
+_BLACKJACK_RULES: Final = {
+    "16.3": "15.6",
+    "16.4": "15.7",
+    "16.5": "15.8",
+    "16.6": "15.9",
+    "16.7": "15.10",
+    "16.8": "15.11",
+}
+SEVENS: Final = "super-sevens"
+OMITTED_IN_DEAL: Final = "dealer-card-omitted-in-deal"
 
 __all__ = ["Box", "Hand", "Move", "Round", "Wager"]

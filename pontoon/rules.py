@@ -104,6 +104,21 @@ class RuleSet:
     table_min: int = _knob("15.6", "smallest wager on a box")
     table_max: int = _knob("15.2", "largest wager of one player on a box")
     box_max: int = _knob("15.2", "largest total of all wagers on one box (0: no sign)")
+    # Irregularities (Pontoon 16, Blackjack 15.5-15.11)
+    rule_book: str = _knob(
+        "16 / 15.5-15.11",
+        "irregularity procedures of Pontoon or Blackjack",
+        ("pontoon", "blackjack"),
+    )
+    # Super Sevens side wager (Blackjack 1996)
+    super_sevens: bool = _knob("Super Sevens", "the Super Sevens side wager is offered")
+    super_sevens_min: int = _knob("Super Sevens", "smallest Super Sevens wager")
+    super_sevens_max: int = _knob("Super Sevens", "largest Super Sevens wager")
+    super_sevens_one_pays: Fraction = _knob("Super Sevens", "odds on a first card 7")
+    super_sevens_two_pays: Fraction = _knob("Super Sevens", "odds on 7-7 unsuited")
+    super_sevens_two_suited_pays: Fraction = _knob("Super Sevens", "odds on 7-7 suited")
+    super_sevens_three_pays: Fraction = _knob("Super Sevens", "odds on 7-7-7 unsuited")
+    super_sevens_three_suited_pays: Fraction = _knob("Super Sevens", "odds on 7-7-7 suited")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -131,6 +146,8 @@ class RuleSet:
             raise InputError("knobs 'table_min' and 'table_max' need 1 <= table_min <= table_max")
         if self.box_max and self.box_max < self.table_min:
             raise InputError("knob 'box_max' must be 0 (no sign) or at least 'table_min'")
+        if self.super_sevens_min < 1 or self.super_sevens_max < self.super_sevens_min:
+            raise InputError("knobs 'super_sevens_min' and 'super_sevens_max' need 1 <= min <= max")
         if self.boxes_per_player > self.boxes:
             raise InputError("knob 'boxes_per_player' must not exceed 'boxes'")
 
@@ -152,6 +169,8 @@ _MONEY_KNOBS: Final = (
     "super_bonus_threshold",
     "super_bonus_large",
     "super_bonus_others",
+    "super_sevens_min",
+    "super_sevens_max",
 )
 
 

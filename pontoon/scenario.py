@@ -18,13 +18,16 @@ from typing import Any
 from pontoon.cards import Card, deck
 from pontoon.errors import InputError
 from pontoon.hand import is_pontoon, total
-from pontoon.round import INSURANCE, Hand, Move, Round, Wager
+from pontoon.irregularities import PROCEDURES, Irregularity
+from pontoon.round import CHOICE_ACTIONS, INSURANCE, Hand, Move, Round, Wager
 from pontoon.rules import RuleSet, load_rules
 from pontoon.settlement import odds_text
 from pontoon.shoe import ScriptedCards
 
+OMITTED = "dealer-first-card-omitted"
 _KEYS = {"rules", "set", "shoe", "boxes", "actions", "expect", "description"}
 _MOVE_KEYS = {"box", "action", "hand", "player", "amount", "follow"}
+_IRREGULARITY_KEYS = {"irregularity", "by", "box", "hand", "player", "card"}
 
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
@@ -102,8 +105,32 @@ def scenario_move(item: Any, index: int) -> Move:
     )
 
 
+def scenario_irregularity(item: dict[str, Any], index: int, rules: RuleSet) -> Irregularity:
+    """An ``{"irregularity": KIND, ...}`` item; ``by`` defaults to the role the rule names."""
+    where = f"action {index + 1}"
+    unknown = set(item) - _IRREGULARITY_KEYS
+    _need(not unknown, f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    kind = item["irregularity"]
+    _need(isinstance(kind, str) and kind in PROCEDURES, f"{where}: unknown irregularity {kind!r}")
+    entry = PROCEDURES[kind].get(rules.rule_book)
+    by = item.get("by") or ("supervisor" if entry and entry[1] else "dealer")
+    for key in ("by", "player", "card"):
+        _need(item.get(key) is None or isinstance(item[key], str), f"{where}: {key!r} is a word")
+    box, hand = item.get("box"), item.get("hand")
+    return Irregularity(
+        kind,
+        by,
+        None if box is None else _int(box, f"{where}: 'box'"),
+        None if hand is None else _int(hand, f"{where}: 'hand'"),
+        item.get("player"),
+        item.get("card"),
+    )
+
+
 def _takes_defaults(rnd: Round, move: Move) -> bool:
     """Whether open offers must be closed (their defaults taken) before ``move``."""
+    if rnd.choosing:
+        return move.action not in CHOICE_ACTIONS
     if move.action in ("insure", "no-insurance"):
         return False
     if rnd.phase == INSURANCE:
@@ -136,11 +163,21 @@ def play_scenario(
                 isinstance(w, dict) and "player" in w and "amount" in w,
                 f"box {b['box']}: each wager needs 'player' and 'amount'",
             )
-            rnd.place_wager(_int(b["box"], "'box'"), w["player"], _int(w["amount"], "'amount'"))
-    rnd.deal()
+            number = _int(b["box"], "'box'")
+            rnd.place_wager(number, w["player"], _int(w["amount"], "'amount'"))
+            if w.get("super_sevens") is not None:
+                sevens = _int(w["super_sevens"], "'super_sevens'")
+                rnd.place_side_wager(number, w["player"], sevens)
     actions = data.get("actions", [])
     _need(isinstance(actions, list), "'actions' must be a list")
+    omitted = any(isinstance(a, dict) and a.get("irregularity") == OMITTED for a in actions)
+    rnd.deal(omit_dealer_card=omitted)  # 15.5: the shoe lists the cards as they fell
     for i, item in enumerate(actions):
+        if isinstance(item, dict) and "irregularity" in item:
+            if rnd.follow_ups is not None:
+                rnd.apply_defaults()
+            rnd.apply_irregularity(scenario_irregularity(item, i, rules))
+            continue
         move = scenario_move(item, i)
         if _takes_defaults(rnd, move):
             rnd.apply_defaults()
@@ -185,6 +222,7 @@ def result_document(rnd: Round) -> dict[str, Any]:
                 "box": box.number,
                 "hands": [_hand_doc(h) for h in box.hands],
                 "insurance": [_wager_doc(w) for w in box.insurance.values()],
+                "super_sevens": [_wager_doc(w) for w in box.sevens.values()],
             }
             for box in rnd.order
         ],

@@ -48,6 +48,8 @@ class CardSource(Protocol):
 
     def start_round(self) -> None: ...
 
+    def shuffle(self, rule: str) -> None: ...
+
     def draw(self) -> Card: ...
 
     def discard(self, cards: Sequence[Card]) -> None: ...
@@ -151,6 +153,14 @@ class ScriptedCards:
 
     def start_round(self) -> None:
         self._notes()
+
+    def shuffle(self, rule: str) -> None:
+        """A shuffle the round calls for (16.7, 16.9, 16.10): the recorded one when replaying,
+        else a new note."""
+        if self.position < len(self.items) and not isinstance(self.items[self.position], Card):
+            self._notes()
+        elif self.listener:
+            self.listener("shuffle", rule, None)
 
     def draw(self) -> Card:
         self._notes()

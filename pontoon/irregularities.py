@@ -1,0 +1,307 @@
+"""Irregularities: the procedures of Pontoon section 16 and Blackjack 1996 15.5-15.11.
+
+Each procedure is an :class:`Irregularity` applied to a round by the dealer or a supervisor,
+never a player. Like a move it is checked first — refused with the rule number when its
+conditions do not hold, changing nothing — and recorded as an ``irregularity`` event naming
+the rule and who applied it, so the round replays with it.
+
+=========================== ============== =============== ===================================
+kind                        Pontoon        Blackjack 1996  what happens
+=========================== ============== =============== ===================================
+``face-up-in-shoe``         16.1           —               the next card goes to the discards
+``drawn-unexposed``         16.2           —               used as the next card (recorded)
+``exposed-to-dealer``       16.3           15.6            the next card goes to the discards
+``exposed-card``            16.4           15.7            the next card is exposed and offered
+                                                           in turn; ``refuse`` stops a hand
+``reconstruct``             16.5           15.8            the layout stands as it should be
+``void``                    16.5           15.8            the round, or a box's hand(s), void
+``absent``                  16.6           15.9            the box in turn is drawn to 12+
+                                                           (15.9: while hard 11 or less)
+``shoe-exhausted``          16.7           15.10           a scripted shoe ran out: discards
+                                                           shuffled (a real shoe does it itself)
+``damaged``                 16.8           15.11           ``card`` replaced at the round's end
+``missed-reshuffle``        16.9           —               reshuffle when the round ends
+``missing-cutting-card``    16.10          —               reshuffle when the round ends
+``missed-insurance``        16.11          —               insurance still open to ``player``
+``missed-surrender``        16.12          —               ``box`` may still surrender
+``dealer-first-card-omitted`` —            15.5            reconstruct, or each seated player
+                                                           chooses ``void`` or ``complete``
+=========================== ============== =============== ===================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from pontoon.cards import Card, deck
+from pontoon.errors import IllegalAction, InputError
+from pontoon.hand import hard_total, is_pontoon
+from pontoon.shoe import ScriptedCards, Shoe
+
+if TYPE_CHECKING:
+    from pontoon.round import Box, Round
+
+ROLES: Final = ("dealer", "supervisor")
+
+# kind -> {rule book: (rule, supervisor only)}
+PROCEDURES: Final[dict[str, dict[str, tuple[str, bool]]]] = {
+    "face-up-in-shoe": {"pontoon": ("16.1", False)},
+    "drawn-unexposed": {"pontoon": ("16.2", False)},
+    "exposed-to-dealer": {"pontoon": ("16.3", False), "blackjack": ("15.6", False)},
+    "exposed-card": {"pontoon": ("16.4", False), "blackjack": ("15.7", False)},
+    "reconstruct": {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
+    "void": {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
+    "absent": {"pontoon": ("16.6", True), "blackjack": ("15.9", True)},
+    "shoe-exhausted": {"pontoon": ("16.7", False), "blackjack": ("15.10", False)},
+    "damaged": {"pontoon": ("16.8", False), "blackjack": ("15.11", True)},
+    "missed-reshuffle": {"pontoon": ("16.9", False)},
+    "missing-cutting-card": {"pontoon": ("16.10", False)},
+    "missed-insurance": {"pontoon": ("16.11", False)},
+    "missed-surrender": {"pontoon": ("16.12", False)},
+    "dealer-first-card-omitted": {"blackjack": ("15.5", True)},
+}
+# Procedures that take a card out of the shoe: the card is in their event, for replay.
+DRAWING: Final = (
+    "face-up-in-shoe",
+    "exposed-to-dealer",
+    "exposed-card",
+    "dealer-first-card-omitted",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularity:
+    """A procedure: ``kind`` (see the module table), applied ``by`` the dealer or a
+    supervisor; ``box``/``hand``/``player``/``card`` where the procedure needs them."""
+
+    kind: str
+    by: str = "dealer"
+    box: int | None = None
+    hand: int | None = None
+    player: str | None = None
+    card: str | None = None
+
+    def __str__(self) -> str:
+        where = f" box {self.box}" if self.box is not None else ""
+        return f"{self.kind}{where} by {self.by}"
+
+
+def rule_of(rnd: Round, op: Irregularity) -> str:
+    """The rule that governs ``op`` under the round's rule book; refused when there is none."""
+    books = PROCEDURES.get(op.kind)
+    if books is None:
+        raise IllegalAction(
+            op.kind, op.box, "16", f"unknown procedure; one of {', '.join(PROCEDURES)}"
+        )
+    entry = books.get(rnd.rules.rule_book)
+    if entry is None:
+        raise IllegalAction(
+            op.kind, op.box, "16", f"the {rnd.rules.rule_book} rules have no such procedure"
+        )
+    return entry[0]
+
+
+def _refuse(op: Irregularity, rule: str, reason: str) -> IllegalAction:
+    return IllegalAction(op.kind, op.box, rule, reason)
+
+
+def check(rnd: Round, op: Irregularity) -> None:
+    """Raise :class:`IllegalAction` naming the rule unless ``op`` may be applied now."""
+    from pontoon.round import BETTING, INSURANCE, OPEN, OVER, PLAYING, STOOD
+
+    rule = rule_of(rnd, op)
+    supervisor_only = PROCEDURES[op.kind][rnd.rules.rule_book][1]
+    if op.by not in ROLES:
+        raise _refuse(op, rule, "only the dealer or a supervisor applies a procedure")
+    if supervisor_only and op.by != "supervisor":
+        raise _refuse(op, rule, "a supervisor applies this procedure")
+    if rnd.phase == BETTING:
+        raise _refuse(op, rule, "the cards have not been dealt")
+    in_play = rnd.phase in (PLAYING, INSURANCE)
+    box = rnd.boxes.get(op.box) if op.box is not None else None
+    if op.box is not None and box is None:
+        raise _refuse(op, rule, "the box holds no wager")
+    kind = op.kind
+    if kind in ("drawn-unexposed", "reconstruct", "void", "absent", "exposed-card") and not in_play:
+        raise _refuse(op, rule, "the round is over")
+    if rnd.choosing and kind != "damaged":
+        raise _refuse(op, "15.5", "the seated players first choose to void or complete")
+    if kind == "exposed-to-dealer" and rnd.rules.rule_book == "pontoon":
+        if rnd.phase != OVER and not rnd.reconstructed:
+            raise _refuse(op, rule, "only once the dealer's hand is completed")
+    elif kind == "exposed-card":
+        if rnd.exposed is not None:
+            raise _refuse(op, rule, "an exposed card is already being offered")
+        if rnd.phase != PLAYING or rnd.current() is None:
+            raise _refuse(op, rule, "no hand is in play to be offered the card")
+    elif kind == "reconstruct" and rnd.rules.rule_book == "blackjack" and box is not None:
+        if any(h.acted for h in box.hands):
+            raise _refuse(op, rule, "a decision has been made on the hand: it is void instead")
+    elif kind == "void":
+        if box is not None and op.hand is not None and not 0 <= op.hand < len(box.hands):
+            raise _refuse(op, rule, f"box {box.number} has no hand {op.hand}")
+    elif kind == "absent":
+        cur = rnd.current()
+        if cur is None or rnd.follow_ups is not None or (box is not None and cur[0] is not box):
+            raise _refuse(op, rule, "only the box in turn can be drawn for an absent player")
+    elif kind == "shoe-exhausted":
+        if not isinstance(rnd.source, ScriptedCards):
+            raise _refuse(op, rule, "a real shoe shuffles the discard rack itself when it runs out")
+    elif kind == "damaged":
+        try:
+            card = Card.parse(op.card or "")
+        except InputError:
+            raise _refuse(op, rule, f"name the damaged card, not {op.card!r}") from None
+        if card not in deck(rnd.rules.deck):
+            raise _refuse(op, rule, f"a {rnd.rules.deck} deck has no {card.code}")
+    elif kind == "missed-reshuffle":
+        if isinstance(rnd.source, Shoe) and not rnd.source.cut_reached:
+            raise _refuse(op, rule, "the cutting card has not come out")
+    elif kind == "missed-insurance":
+        _check_missed_insurance(rnd, op, box, rule)
+    elif kind == "missed-surrender":
+        if box is None:
+            raise _refuse(op, rule, "name the box")
+        hand = box.hands[0]
+        if len(rnd.dealer) != 1 or rnd.hole is not None:
+            raise _refuse(op, rule, "noticed after the dealer's second card")
+        if len(box.hands) != 1 or len(hand.cards) != 2 or hand.state not in (OPEN, STOOD):
+            raise _refuse(op, rule, "noticed after further cards were dealt to the hand")
+        up = rnd.dealer[0]
+        if rnd.rules.surrender == "none" or (
+            rnd.rules.surrender == "void-on-pontoon" and not (up.is_ace or up.value == 10)
+        ):
+            raise _refuse(op, "9.3", "no surrender was due to be offered")
+    elif kind == "dealer-first-card-omitted" and not rnd.dealer_card_omitted:
+        raise _refuse(op, rule, "the dealer's first card was dealt")
+
+
+def _check_missed_insurance(rnd: Round, op: Irregularity, box: Box | None, rule: str) -> None:
+    if box is None or op.player not in box.players:
+        raise _refuse(op, rule, "name the box and a player with a wager on it")
+    if not (rnd.rules.insurance and rnd.dealer and rnd.dealer[0].is_ace):
+        raise _refuse(op, "10", "no insurance was due to be offered")
+    if len(rnd.dealer) != 1 or rnd.hole is not None:
+        raise _refuse(op, rule, "noticed after the dealer's second card")
+    if op.player in box.insurance or op.player in box.declined_insurance:
+        raise _refuse(op, rule, f"{op.player} has already decided on insurance")
+
+
+def apply(rnd: Round, op: Irregularity) -> None:
+    """Apply ``op`` to the round, or raise and change nothing."""
+    check(rnd, op)
+    rule = rule_of(rnd, op)
+    kind = op.kind
+    card: Card | None = None
+    if kind in ("face-up-in-shoe", "exposed-to-dealer"):
+        card = rnd.source.draw()
+        rnd.source.discard([card])
+    elif kind == "exposed-card":
+        card = rnd.source.draw()
+    elif kind == "damaged":
+        card = Card.parse(op.card or "")
+    elif kind == "dealer-first-card-omitted" and not any(h.acted for _, _, h in rnd.hands()):
+        card = rnd.source.draw()  # the reconstructed deal needs one more card
+    rnd._emit(
+        "irregularity",
+        box=op.box,
+        hand=op.hand,
+        player=op.player,
+        card=card.code if card else None,
+        detail=kind,
+        rule=rule,
+        by=op.by,
+    )
+    if kind == "exposed-card":
+        rnd.exposed = card
+    elif kind == "reconstruct":
+        rnd.reconstructed = True
+    elif kind == "void":
+        _void(rnd, op, rule)
+    elif kind == "absent":
+        _absent(rnd, rule)
+    elif kind == "shoe-exhausted":
+        rnd.source.shuffle(rule)
+    elif kind == "damaged":
+        assert card is not None
+        rnd.damaged.append(card)
+    elif kind in ("missed-reshuffle", "missing-cutting-card"):
+        rnd.shuffle_after = rule
+    elif kind == "missed-surrender":
+        rnd.boxes[op.box or 0].surrender_offered_late = True
+    elif kind == "dealer-first-card-omitted":
+        _dealer_omitted(rnd, card)
+    if rnd.over and rnd.damaged:  # noticed after the round: replaced at once
+        for c in rnd.damaged:
+            rnd._emit("replace", card=c.code, rule=rule)
+        rnd.damaged = []
+
+
+def _void(rnd: Round, op: Irregularity, rule: str) -> None:
+    """16.5: the whole round void (every wager not yet settled returned), or the hand(s) of
+    one box; hands dealt after the error stand as dealt."""
+    from pontoon.round import SETTLED
+
+    if op.box is None:
+        for box in rnd.order:
+            for i, hand in enumerate(box.hands):
+                for w in hand.wagers:
+                    if not w.settled:
+                        rnd._settle(box, i, w, "void", rule)
+                hand.state = SETTLED
+            for w in [*box.insurance.values(), *box.sevens.values()]:
+                if not w.settled:
+                    rnd._settle(box, None, w, "void", rule)
+        rnd._finish()
+        return
+    box = rnd.boxes[op.box]
+    rnd.void_box(box, rule, None if op.hand is None else [op.hand])
+    rnd._advance()
+
+
+def _absent(rnd: Round, rule: str) -> None:
+    """16.6: cards are dealt to an absent player's hands until each totals 12 or more
+    (15.9: while the hard total is 11 or less); then the hand stands."""
+    from pontoon.round import OPEN, STOOD
+
+    cur = rnd.current()
+    assert cur is not None
+    box = cur[0]
+    blackjack = rnd.rules.rule_book == "blackjack"
+    while (cur := rnd.current()) is not None and cur[0] is box:
+        hand = cur[1]
+        index = rnd.hand_index
+        while hand.state == OPEN and not hand.refused:
+            short = hard_total(hand.cards) <= 11 if blackjack else hand.total < 12
+            if not short or (hand.split_aces and not rnd.rules.hit_split_aces):
+                break
+            rnd._deal(box, index, rule)
+            rnd._after_card(box, index, hand)
+        if hand.state == OPEN:
+            hand.state = STOOD
+        rnd._advance()
+
+
+def _dealer_omitted(rnd: Round, extra: Card | None) -> None:
+    """15.5: before any decision the hands are reconstructed as they should have been dealt;
+    after one, each seated player chooses to void or complete the hand, and an ace and a ten
+    the dealer then deals himself or herself count 21 but not blackjack."""
+    from pontoon.round import NATURAL, OPEN
+
+    rnd.dealer_card_omitted = False
+    if extra is None:
+        rnd.dealer_blackjack = False
+        rnd.choosing = [b.number for b in rnd.order]
+        return
+    seconds = [b.hands[0].cards[1] for b in rnd.order]
+    rnd.dealer = [seconds[0]]
+    for box, card in zip(rnd.order, [*seconds[1:], extra], strict=True):
+        hand = box.hands[0]
+        hand.cards[1] = card
+        box.first_cards = hand.cards[:2]
+        if hand.state == NATURAL and not is_pontoon(hand.cards):
+            hand.state = OPEN
+    rnd.turn = rnd.hand_index = 0  # no decision was made: play starts again at box one
+    rnd._interim_settlement()
+    rnd._advance()
