@@ -96,8 +96,9 @@ def rule_of(rnd: Round, op: Irregularity) -> str:
         )
     entry = books.get(rnd.rules.rule_book)
     if entry is None:
+        other = next(iter(books.values()))[0]
         raise IllegalAction(
-            op.kind, op.box, "16", f"the {rnd.rules.rule_book} rules have no such procedure"
+            op.kind, op.box, other, f"the {rnd.rules.rule_book} rules have no such procedure"
         )
     return entry[0]
 
@@ -239,20 +240,11 @@ def apply(rnd: Round, op: Irregularity) -> None:
 
 
 def _void(rnd: Round, op: Irregularity, rule: str) -> None:
-    """16.5: the whole round void (every wager not yet settled returned), or the hand(s) of
-    one box; hands dealt after the error stand as dealt."""
-    from pontoon.round import SETTLED
-
+    """16.5: the whole round void, or the hand(s) of one box; hands dealt after the error
+    stand as dealt. A void wager returns exactly its stake, even one already settled."""
     if op.box is None:
         for box in rnd.order:
-            for i, hand in enumerate(box.hands):
-                for w in hand.wagers:
-                    if not w.settled:
-                        rnd._settle(box, i, w, "void", rule)
-                hand.state = SETTLED
-            for w in [*box.insurance.values(), *box.sevens.values()]:
-                if not w.settled:
-                    rnd._settle(box, None, w, "void", rule)
+            rnd.void_box(box, rule)
         rnd._finish()
         return
     box = rnd.boxes[op.box]
@@ -293,6 +285,8 @@ def _dealer_omitted(rnd: Round, extra: Card | None) -> None:
     if extra is None:
         rnd.dealer_blackjack = False
         rnd.choosing = [b.number for b in rnd.order]
+        for i, box in enumerate(rnd.order):  # the cards stand as they fell
+            rnd._settle_sevens(box, final=i < rnd.turn)
         return
     seconds = [b.hands[0].cards[1] for b in rnd.order]
     rnd.dealer = [seconds[0]]
@@ -303,5 +297,7 @@ def _dealer_omitted(rnd: Round, extra: Card | None) -> None:
         if hand.state == NATURAL and not is_pontoon(hand.cards):
             hand.state = OPEN
     rnd.turn = rnd.hand_index = 0  # no decision was made: play starts again at box one
+    for box in rnd.order:
+        rnd._settle_sevens(box, final=False)
     rnd._interim_settlement()
     rnd._advance()

@@ -316,7 +316,7 @@ class Round:
             self._emit("deal", box=box.number, hand=index, card=card.code, rule=rule)
             if len(box.first_cards) < 3:
                 box.first_cards.append(card)
-                if box.sevens:
+                if box.sevens and not self.dealer_card_omitted:  # 15.5: wait for the cards
                     self._settle_sevens(box, final=False)
         return card
 
@@ -1152,7 +1152,7 @@ class Round:
                 if hand.state == OPEN:
                     return
                 self.hand_index += 1
-            if box.sevens:
+            if box.sevens and not self.dealer_card_omitted:
                 self._settle_sevens(box, final=True)
             self.turn += 1
             self.hand_index = 0

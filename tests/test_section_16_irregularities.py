@@ -147,10 +147,12 @@ def test_16_5_affected_hand_void_later_hands_stand_as_dealt() -> None:
     _same_after_replay(rnd)
 
 
-def test_16_5_void_after_settlement_keeps_settled_wagers() -> None:
+def test_16_5_void_round_returns_exactly_every_wager_even_one_already_paid() -> None:
     rnd = start("AS 9D 7H KC 8D", TWO)  # ana's pontoon paid at once
+    assert rnd.net("ana") == 1500
     rnd.apply_irregularity(Irregularity("void", by="supervisor"))
-    assert rnd.net("ana") == 1500 and rnd.net("ben") == 0
+    assert rnd.net("ana") == 0 and rnd.net("ben") == 0 and rnd.house == 0
+    _same_after_replay(rnd)
 
 
 def test_16_6_absent_player_drawn_to_12_or_more() -> None:
