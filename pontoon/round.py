@@ -145,6 +145,11 @@ class FollowUps:
     waiting: list[str]
 
 
+def _whole(x: object) -> bool:
+    """An amount of money: a whole number of minor units (and not a bool)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 _RULES_JSON: dict[int, tuple[RuleSet, str]] = {}
 
 
@@ -336,7 +341,7 @@ class Round:
             raise IllegalAction("wager", box_number, "15", f"the layout has boxes 1 to {r.boxes}")
         if not player or not isinstance(player, str):
             raise IllegalAction("wager", box_number, "15.3", "a wager needs a player's name")
-        if not isinstance(amount, int) or isinstance(amount, bool):
+        if not _whole(amount):
             raise IllegalAction("wager", box_number, "5", "amounts are whole minor units")
         box = self.boxes.get(box_number)
         mine = box.original.get(player, 0) if box else 0
@@ -361,7 +366,8 @@ class Round:
                 "15.1",
                 f"at most {r.players_per_box} players may wager on a box",
             )
-        if r.box_max and box and sum(box.original.values()) + amount > r.box_max:
+        on_box = sum(box.original.values()) if box else 0
+        if r.box_max and on_box + amount > r.box_max:
             raise IllegalAction("wager", box_number, "15.2", f"the box maximum is {r.box_max}")
         boxes = {b.number for b in self.boxes.values() if player in b.original}
         if box_number not in boxes and len(boxes) >= r.boxes_per_player:
@@ -398,7 +404,7 @@ class Round:
             )
         if player in box.sevens:
             raise IllegalAction("super-sevens", box_number, "Super Sevens", "one wager a player")
-        if not isinstance(amount, int) or not r.super_sevens_min <= amount <= r.super_sevens_max:
+        if not _whole(amount) or not r.super_sevens_min <= amount <= r.super_sevens_max:
             raise IllegalAction(
                 "super-sevens",
                 box_number,
@@ -548,7 +554,7 @@ class Round:
             raise IllegalAction(move.action, move.box, "10", f"{player}'s wager is already settled")
         if move.action == "insure":
             amount = most if move.amount is None else move.amount
-            if not isinstance(amount, int) or not 1 <= amount <= most:
+            if not _whole(amount) or not 1 <= amount <= most:
                 raise IllegalAction(
                     move.action, move.box, "10", f"insurance may be 1 to {most} (half the wager)"
                 )
@@ -776,7 +782,7 @@ class Round:
                 "double", box.number, "15.3(c)", f"{move.player} has no wager on this hand"
             )
         amount = w.stake if move.amount is None else move.amount
-        if not isinstance(amount, int) or not 1 <= amount <= w.stake:
+        if not _whole(amount) or not 1 <= amount <= w.stake:
             raise IllegalAction(
                 "double",
                 box.number,
@@ -857,7 +863,7 @@ class Round:
                 raise IllegalAction("double", move.box, "15.3(c)", "a double follows no hand")
             self._check_double_amount(move, box, hand.wager_of(player))
         elif move.action == "split":
-            if move.follow not in ("both", 0, 1, None):
+            if isinstance(move.follow, bool) or move.follow not in ("both", 0, 1, None):
                 raise IllegalAction("split", move.box, "15.3(d)", "follow 'both', 0 or 1")
             if move.amount is not None:
                 raise IllegalAction(

@@ -138,3 +138,16 @@ def test_15_6_at_least_the_minimum_on_each_box() -> None:
 def test_15_one_player_several_boxes_plays_each_in_turn() -> None:
     rnd = play("9S 8S 7H 9D 9C 9H 8H", ["stand", "stand"], [(1, "ana", 1000), (2, "ana", 1000)])
     assert rnd.over and rnd.net("ana") == 2000  # 18 and 17 both beat the dealer's 7 9 8
+
+
+def test_15_2_box_maximum_applies_to_the_first_wager_too() -> None:
+    rnd = _round(box_max=2000)
+    with pytest.raises(IllegalAction, match=r"rule 15\.2 the box maximum is 2000"):
+        rnd.place_wager(1, "ana", 2500)
+
+
+def test_15_3_d_follow_must_be_both_0_or_1_not_a_bool() -> None:
+    rnd = start("8S 7H 8D 9C 9S 4H 9D", [(1, "ana", 1000), (1, "ben", 500)])
+    rnd.apply(Move("split", 1))
+    with pytest.raises(IllegalAction, match=r"15\.3\(d\) follow 'both', 0 or 1"):
+        rnd.apply(Move("split", 1, player="ben", follow=True))
