@@ -634,7 +634,14 @@ class Round:
             raise IllegalAction(
                 move.action, move.box, "8.3", f"unknown action; one of {', '.join(ACTIONS)}"
             )
+        if move.amount is not None and move.action not in ("double", "insure"):
+            rule = "10" if move.action == "no-insurance" else _ACTION_RULE.get(move.action, "8.3")
+            raise IllegalAction(move.action, move.box, rule, f"a {move.action} takes no amount")
+        if move.follow is not None and move.action != "split":
+            raise IllegalAction(move.action, move.box, "15.3(d)", "only a split is followed")
         if move.action in INSURANCE_ACTIONS:
+            if move.hand is not None:
+                raise IllegalAction(move.action, move.box, "10", "insurance is on the box")
             self._check_insurance(move)
             return
         if self.phase == BETTING:
@@ -857,6 +864,8 @@ class Round:
             raise IllegalAction(
                 move.action, move.box, "15.3", f"{player} has no choice to make here"
             )
+        if move.hand is not None and move.hand != fu.hand:
+            raise IllegalAction(move.action, move.box, "15.3", f"hand {fu.hand} is in play")
         hand = box.hands[fu.hand]
         if move.action == "double":
             if move.follow is not None:
