@@ -207,10 +207,6 @@ class Round:
     def players(self) -> list[str]:
         return list(self.balance)
 
-    @property
-    def dealer_first(self) -> Card | None:
-        return self.dealer[0] if self.dealer else None
-
     def current(self) -> tuple[Box, Hand] | None:
         """The box and hand whose decision is awaited, or None."""
         if self.phase != PLAYING or self.turn >= len(self.order):

@@ -1,0 +1,171 @@
+"""The shoe as counts of card values, and the player's hands as compositions.
+
+A *value* is 1 (ace) to 10; arrays are indexed ``value - 1``. A *composition* is a multiset of
+values (a tuple of ten counts): all that decides a hand's play once suits are set aside
+(:mod:`pontoon.analysis.suits` puts them back where the odds depend on them).
+
+>>> from pontoon.rules import load_rules
+>>> shoe = ShoeModel.of(load_rules("nz-pontoon"))
+>>> shoe.counts.tolist()
+[24.0, 24.0, 24.0, 24.0, 24.0, 24.0, 24.0, 24.0, 24.0, 72.0]
+>>> comps = Compositions.build()
+>>> len(comps), int(comps.total[comps.index[(1, 0, 0, 0, 0, 0, 0, 0, 0, 1)]])
+(3082, 21)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pontoon.cards import pack
+from pontoon.rules import RuleSet
+
+Comp = tuple[int, ...]
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
+VALUES = range(1, 11)
+LOG_ZERO = -1.0e4  # log of an impossible count: exp() of anything near it is 0
+
+
+def safe_log(x: Floats) -> Floats:
+    """``log(x)``, with ``LOG_ZERO`` where ``x <= 0`` (a card that is not there)."""
+    out = np.full(np.shape(x), LOG_ZERO)
+    np.log(x, out=out, where=x > 0)
+    return out
+
+
+@dataclass(frozen=True)
+class ShoeModel:
+    """The shoe before the deal: ``counts[v-1]`` cards of value ``v`` (finite), or fixed
+    probabilities (``infinite``: cards are replaced as dealt). ``rank_counts`` are the cards
+    of each rank (index rank - 1), for pairs of ten-value cards split by rank."""
+
+    counts: Floats
+    rank_counts: Floats
+    infinite: bool = False
+
+    @classmethod
+    def of(cls, rules: RuleSet, infinite: bool = False) -> ShoeModel:
+        cards = pack(rules.deck, rules.decks)
+        counts = np.zeros(10)
+        ranks = np.zeros(13)
+        for c in cards:
+            counts[c.value - 1] += 1
+            ranks[c.rank - 1] += 1
+        return cls(counts, ranks, infinite)
+
+    @property
+    def size(self) -> float:
+        return float(self.counts.sum())
+
+    def probs(self) -> Floats:
+        return self.counts / self.size
+
+    def remaining(self, removed: Floats) -> Floats:
+        """Counts left after ``removed`` (rows of counts); the infinite shoe never changes:
+        its 'counts' are then the probabilities themselves."""
+        if self.infinite:
+            return np.broadcast_to(self.probs(), np.shape(removed)).copy()
+        return self.counts - removed
+
+    def ten_ranks(self) -> int:
+        """How many ranks count ten (3 in a Spanish deck, 4 in a standard one)."""
+        return int(np.count_nonzero(self.rank_counts[9:]))
+
+
+def comp_of(values: list[int] | tuple[int, ...]) -> Comp:
+    """The composition of a list of values."""
+    v = [0] * 10
+    for x in values:
+        v[x - 1] += 1
+    return tuple(v)
+
+
+def hard_of(c: Comp) -> int:
+    return sum((i + 1) * n for i, n in enumerate(c))
+
+
+def total_of(c: Comp) -> tuple[int, bool]:
+    """(total, soft) of a composition, as :func:`pontoon.hand.total` counts it."""
+    hard = hard_of(c)
+    soft = c[0] > 0 and hard <= 11
+    return (hard + 10 if soft else hard), soft
+
+
+@dataclass
+class Compositions:
+    """Every composition with a hard total of 21 or less (one card or more), indexed, with
+    each one's children (one more card; -1 when that card busts)."""
+
+    comps: list[Comp]
+    index: dict[Comp, int]
+    matrix: Ints  # (M, 10) counts
+    total: Ints
+    soft: NDArray[np.bool_]
+    ncards: Ints
+    child: Ints  # (M, 10)
+    _groups: list[tuple[bool, int, Ints]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls) -> Compositions:
+        comps: list[Comp] = []
+
+        def gen(start: int, cards: list[int], hard: int) -> None:
+            if cards:
+                comps.append(comp_of(cards))
+            for v in range(start, 11):
+                if hard + v <= 21:
+                    gen(v, [*cards, v], hard + v)
+
+        gen(1, [], 0)
+        index = {c: i for i, c in enumerate(comps)}
+        matrix = np.array(comps, dtype=np.int64)
+        totals = [total_of(c) for c in comps]
+        child = np.full((len(comps), 10), -1, dtype=np.int64)
+        for i, c in enumerate(comps):
+            for x in range(10):
+                d = list(c)
+                d[x] += 1
+                child[i, x] = index.get(tuple(d), -1)
+        return cls(
+            comps,
+            index,
+            matrix,
+            np.array([t for t, _ in totals], dtype=np.int64),
+            np.array([s for _, s in totals], dtype=np.bool_),
+            matrix.sum(axis=1),
+            child,
+        )
+
+    def __len__(self) -> int:
+        return len(self.comps)
+
+    def groups(self) -> list[tuple[bool, int, Ints]]:
+        """(soft, total, indices) in an order where every hand comes after all the hands one
+        more card can make: hard 21 down to 11, soft 21 down to 12 (a soft hand's next card
+        makes a higher soft total or a hard 12 or more), then hard 10 down to 2 (an ace makes
+        a hard 10 or less soft)."""
+        if not self._groups:
+            order = [(False, t) for t in range(21, 10, -1)]
+            order += [(True, t) for t in range(21, 11, -1)]
+            order += [(False, t) for t in range(10, 1, -1)]
+            for soft, t in order:
+                idx = np.flatnonzero((self.soft == soft) & (self.total == t))
+                if idx.size:
+                    self._groups.append((soft, t, idx))
+        return self._groups
+
+    def containing(self, value: int) -> NDArray[np.bool_]:
+        """Mask of the compositions holding at least one card of ``value``."""
+        mask: NDArray[np.bool_] = self.matrix[:, value - 1] > 0
+        return mask
+
+    def two_card(self) -> Iterator[tuple[int, int, int]]:
+        """(index, a, b) for every two-card composition, a <= b."""
+        for a in VALUES:
+            for b in range(a, 11):
+                yield self.index[comp_of([a, b])], a, b

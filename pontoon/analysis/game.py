@@ -1,0 +1,411 @@
+"""The player's hand, exactly: expected values of stand, hit, double and surrender for every
+composition and every dealer's first card, by backward induction over the compositions.
+
+A :class:`Context` is an unsplit hand or a split hand of a pair (with ``extra`` more cards of
+the pair's value out of the shoe: the other pair card and any resplit ones). For each context
+:meth:`Game.evaluate` walks the compositions from the highest totals down (one more card always
+makes a higher hard total, or a soft one a hard one), so every hand's children are known when
+the hand is. A *policy* (``scores``: higher is preferred among the legal actions) plays a
+chart or the composition-dependent strategy of an unsplit hand after a split; without one the
+best action is taken.
+
+Values are per unit of wager. In the peek game they are *unnormalised*: ``E[payoff ; no dealer
+pontoon]`` (what the hand is worth in the rounds where play goes on), which orders the actions
+exactly as the conditional expectation does. Next to each value runs a second channel,
+``P(dealer pontoon and the hand stood)``, which :mod:`pontoon.analysis.split` needs for 13.7.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from pontoon.analysis.composition import Comp, Compositions, Floats, ShoeModel, comp_of
+from pontoon.analysis.dealer import BUST, NATURAL, DealerPaths, dealer_paths, dealer_table
+from pontoon.analysis.payoffs import Payoffs
+from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
+from pontoon.rules import RuleSet
+
+STAND, HIT, DOUBLE, SURRENDER = range(4)
+ACTIONS: Final = ("stand", "hit", "double", "surrender")
+NEG: Final = -np.inf
+UPS: Final = np.arange(1, 11)
+Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
+
+
+@dataclass(frozen=True)
+class Context:
+    """An unsplit hand (``pair`` None) or a split hand of ``pair`` with ``extra`` other cards
+    of that value out of the shoe."""
+
+    pair: int | None = None
+    extra: int = 0
+    others: tuple[float, ...] = ()  # further cards out of the shoe, by value (may be fractional)
+
+    def offset(self) -> tuple[float, ...]:
+        v = [0.0] * 10
+        if self.pair is not None:
+            v[self.pair - 1] = float(self.extra)
+        for i, x in enumerate(self.others):
+            v[i] += x
+        return tuple(v)
+
+
+@dataclass
+class Rows:
+    """What the shoe offers each composition of a context, for each dealer's first card."""
+
+    mask: np.ndarray  # (M,) compositions in play in this context
+    nxt: Floats  # (M, 10 up, 10 card): next card's probabilities
+    table: Floats  # (M, 10 up, 7): dealer outcomes (dealer.OUTCOMES)
+    pn: Floats  # (M, 10 up): dealer pontoon
+    f: Floats  # (M, 10 up): 1 - pn in the peek game, else 1 (weight of a settlement now)
+    f_after: Floats  # (M, 10 up, 10 card): f once that card is drawn (a bust)
+
+
+@dataclass
+class Values:
+    """Every composition's action values (``act``, -inf when illegal), its value under the
+    policy (``node``), and the values of arriving at it by a hit (``arr1``) or a double
+    (``arr2``); ``s*``: the same for P(dealer pontoon and the hand stood)."""
+
+    act: Floats  # (M, 10, 4)
+    sact: Floats
+    choice: np.ndarray  # (M, 10)
+    node: Floats
+    snode: Floats
+    arr1: Floats
+    sarr1: Floats
+    arr2: Floats
+    sarr2: Floats
+    premium: dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
+
+
+class Game:
+    """One rule set, one wager, one shoe: everything the hand-by-hand analysis needs."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        wager: int = 500,
+        *,
+        infinite: bool = False,
+        within: Comp | None = None,
+    ) -> None:
+        """``within``: analyse only the hands holding these cards (a hand calculator's
+        question needs no more)."""
+        self.within = within
+        self.rules = rules
+        self.wager = wager
+        self.pay = Payoffs(rules, wager)
+        self.shoe = ShoeModel.of(rules, infinite)
+        self.infinite = infinite
+        self.peek = rules.dealer_peeks
+        self.comps = Compositions.build()
+        c = self.comps
+        self.win1 = np.array([self.pay.win(x, doubled=False) for x in c.comps])
+        self.win2 = np.array([self.pay.win(x, doubled=True) for x in c.comps])
+        self.coef1 = self._stand_coef(1, self.win1)
+        self.coef2 = self._stand_coef(2, self.win2)
+        self._dealer: dict[tuple[float, ...], Floats] = {}
+        self._rows: dict[Context, Rows] = {}
+        self._configs: dict[tuple[object, ...], list[Config]] = {}
+
+    # ------------------------------------------------------------------ the dealer
+    def _stand_coef(self, amount: int, win: Floats) -> Floats:
+        """Per composition, what standing wins for each dealer outcome (17-21, bust, pontoon)."""
+        c = self.comps
+        coef = np.zeros((len(c), 7))
+        for o in range(5):
+            t = 17 + o
+            coef[:, o] = np.where(c.total > t, win, np.where(c.total == t, 0.0, -amount))
+        coef[:, BUST] = win
+        if not self.peek:
+            coef[:, NATURAL] = -self.pay.natural_loss(amount == 2)
+        return coef
+
+    def dealer_rows(self, removed: list[tuple[float, ...]]) -> Floats:
+        """Dealer outcome tables (len, 10 up, 7) for shoes with ``removed`` cards out
+        (besides the dealer's first card), computed once each."""
+        missing = [r for r in dict.fromkeys(removed) if r not in self._dealer]
+        if missing:
+            if self.infinite:
+                one = np.stack(
+                    [
+                        dealer_table(self._paths(int(u)), self.shoe.probs()[None], infinite=True)[0]
+                        for u in UPS
+                    ]
+                )
+                for r in missing:
+                    self._dealer[r] = one
+            else:
+                rem = np.array(missing, dtype=np.float64)
+                out = np.empty((len(missing), 10, 7))
+                for u in UPS:
+                    shoes = self.shoe.counts - rem
+                    shoes[:, u - 1] -= 1
+                    out[:, u - 1] = dealer_table(self._paths(int(u)), shoes, infinite=False)
+                for r, t in zip(missing, out, strict=True):
+                    self._dealer[r] = t
+        return np.stack([self._dealer[r] for r in removed]) if removed else np.zeros((0, 10, 7))
+
+    def _paths(self, up: int) -> DealerPaths:
+        return dealer_paths(up, self.rules.dealer_hits_soft_17)
+
+    def shoe_after(self, removed: Floats) -> Floats:
+        """(…, 10 up, 10 card) counts (or probabilities) left after ``removed`` (…, 10) and
+        each first card."""
+        removed = np.asarray(removed, dtype=np.float64)
+        out = removed[..., None, :] + np.eye(10)
+        return self.shoe.remaining(out)
+
+    def rows(self, ctx: Context) -> Rows:
+        """The shoe's offer to each composition of ``ctx`` (cached)."""
+        if ctx in self._rows:
+            return self._rows[ctx]
+        c = self.comps
+        mask = c.ncards >= 2
+        if self.within is not None:
+            mask &= (c.matrix >= np.array(self.within)).all(axis=1)
+        if ctx.pair is not None:
+            mask &= c.containing(ctx.pair)
+        idx = np.flatnonzero(mask)
+        offset = np.array(ctx.offset(), dtype=np.float64)
+        removed = c.matrix[idx] + offset
+        m = len(c)
+        rem = np.zeros((m, 10, 10))
+        rem[idx] = np.clip(self.shoe_after(removed), 0.0, None)
+        size = rem.sum(axis=-1, keepdims=True)
+        nxt = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
+        table = np.zeros((m, 10, 7))
+        table[idx] = self.dealer_rows([tuple(float(v) for v in r) for r in removed])
+        pn = table[..., NATURAL]
+        f = 1.0 - pn if self.peek else np.ones_like(pn)
+        f_after = np.ones((m, 10, 10))
+        if self.peek:
+            f_after = np.repeat(f[:, :, None], 10, axis=2)
+            if not self.infinite:
+                for u, nat in ((1, 10), (10, 1)):
+                    s = size[:, u - 1, 0]
+                    left = rem[:, u - 1, nat - 1]
+                    for x in range(1, 11):
+                        hit = left - (1.0 if x == nat else 0.0)
+                        pn_x = np.divide(hit, s - 1, out=np.zeros_like(s), where=s > 1)
+                        f_after[:, u - 1, x - 1] = 1.0 - pn_x
+        rows = Rows(mask, nxt, table, pn, f, f_after)
+        self._rows[ctx] = rows
+        return rows
+
+    # ------------------------------------------------------------------ legality
+    def legal(self, ctx: Context) -> np.ndarray:
+        """(M, 10 up, 4) which actions the rules allow (14.1, 12, 9.3) in ``ctx``."""
+        r = self.rules
+        c = self.comps
+        aces = ctx.pair == 1
+        no_hit = aces and not r.hit_split_aces
+        t, n = c.total, c.ncards
+        out = np.zeros((len(c), 10, 4), dtype=bool)
+        out[:, :, STAND] = ((t >= r.must_draw_below) | aces)[:, None]
+        hit = (t < 21) & (n >= 2) & (not no_hit)
+        out[:, :, HIT] = hit[:, None]
+        dbl = hit & ((n == 2) | (r.double_on == "any-number"))
+        if ctx.pair is not None and not r.double_after_split:
+            dbl &= False
+        if r.double_on in ("9-11", "10-11"):
+            lo = 9 if r.double_on == "9-11" else 10
+            dbl &= (t >= lo) & (t <= 11)
+        out[:, :, DOUBLE] = dbl[:, None]
+        if ctx.pair is None and r.surrender != "none":
+            ups = np.ones(10, dtype=bool)
+            if r.surrender == "void-on-pontoon":  # 9.3: against A, K, Q, J (or 10)
+                ups = (UPS == 1) | (UPS == 10)
+            out[:, :, SURRENDER] = ((n == 2) & (t < 21))[:, None] & ups[None, :]
+        return out
+
+    # ------------------------------------------------------------------ suits
+    def configs(self, ctx: Context, up: int, hand: tuple[int, int]) -> list[Config]:
+        """Suit configurations of a two-card hand that can still make 6-7-8 or 7-7-7."""
+        key = (ctx, up if up in PATTERN_RANKS else 0, hand)
+        if key not in self._configs:
+            self._configs[key] = pattern_configs(
+                self.pay,
+                decks=self.rules.decks,
+                infinite=self.infinite,
+                up=up,
+                hand=hand,
+                split=ctx.pair is not None,
+                extra_pairs=max(ctx.extra - 1, 0),
+            )
+        return self._configs[key]
+
+    def pattern_nodes(self, ctx: Context) -> list[tuple[int, tuple[int, int], int]]:
+        """(composition, hand, completing rank) of the two-card hands of ``ctx`` whose third
+        card can make a 6-7-8 or 7-7-7 (none when the rules pay neither by suits)."""
+        if not (self.rules.bonuses or self.rules.super_bonus):
+            return []
+        out = []
+        for a in PATTERN_RANKS:
+            for b in PATTERN_RANKS:
+                if a > b and ctx.pair is None:
+                    continue
+                if ctx.pair is not None and a != ctx.pair:
+                    continue
+                third = completing(a, b)
+                if third is not None:
+                    out.append((self.comps.index[comp_of([a, b])], (a, b), third))
+        return out
+
+    def win21_weight(self, rows: Rows, i: int) -> Floats:
+        """(10 up,) the weight of a 21's odds for composition ``i``: paid at once (9.2; in the
+        peek game only when play goes on), or when the dealer ends below 21 or busts."""
+        if self.rules.player_21_wins:
+            f: Floats = rows.f[i]
+            return f
+        t = rows.table[i]
+        w: Floats = t[:, :4].sum(axis=1) + t[:, BUST]
+        return w
+
+    def premiums(
+        self, ctx: Context, rows: Rows
+    ) -> dict[int, list[list[tuple[float, float, float]]]]:
+        """For each pattern node and first card: [(prob, hit premium, double premium)] over
+        the suit configurations."""
+        out: dict[int, list[list[tuple[float, float, float]]]] = {}
+        for i, hand, third in self.pattern_nodes(ctx):
+            child = self.comps.child[i, third - 1]
+            w21 = self.win21_weight(rows, child)
+            base1, base2 = self.win1[child], self.win2[child]
+            per_up = []
+            for u in UPS:
+                p3 = rows.nxt[i, u - 1, third - 1]
+                w = w21[u - 1]
+                per_up.append(
+                    [
+                        (
+                            k.prob,
+                            p3 * (k.super_pay + (k.odds - base1) * w),
+                            p3 * (k.odds_doubled - base2) * w,
+                        )
+                        for k in self.configs(ctx, int(u), hand)
+                    ]
+                )
+            out[i] = per_up
+        return out
+
+    # ------------------------------------------------------------------ backward induction
+    def evaluate(
+        self, ctx: Context, scores: Floats | None = None, chooser: Chooser | None = None
+    ) -> Values:
+        """Every composition of ``ctx`` played by ``scores`` (or optimally). ``chooser``, if
+        given, sets the scores of each group of hands (same soft/hard total) from their
+        action values as the walk reaches it: how a total-dependent chart is optimised."""
+        r = self.rules
+        c = self.comps
+        rows = self.rows(ctx)
+        legal = self.legal(ctx)
+        m = len(c)
+        act = np.full((m, 10, 4), NEG)
+        sact = np.zeros((m, 10, 4))
+        choice = np.zeros((m, 10), dtype=np.int64)
+        node, snode = np.zeros((m, 10)), np.zeros((m, 10))
+        arr1, sarr1 = np.zeros((m, 10)), np.zeros((m, 10))
+        arr2, sarr2 = np.zeros((m, 10)), np.zeros((m, 10))
+        prem = self.premiums(ctx, rows)
+        avg_prem: dict[int, tuple[Floats, Floats]] = {}
+        for i, per_up in prem.items():
+            avg_prem[i] = (
+                np.array([sum(p * h for p, h, _ in confs) for confs in per_up]),
+                np.array([sum(p * d for p, _, d in confs) for confs in per_up]),
+            )
+        loss = self.pay.surrender_loss
+        for _soft, t, group in c.groups():
+            idx = group[rows.mask[group]]
+            if not idx.size:
+                continue
+            tab = rows.table[idx]
+            pn = rows.pn[idx]
+            stand1 = np.einsum("kuo,ko->ku", tab, self.coef1[idx])
+            stand2 = np.einsum("kuo,ko->ku", tab, self.coef2[idx])
+            hit = np.full_like(stand1, NEG)
+            dbl = np.full_like(stand1, NEG)
+            shit = np.zeros_like(stand1)
+            sdbl = np.zeros_like(stand1)
+            if t < 21:
+                ch = c.child[idx]
+                bust = (ch < 0)[:, None, :]
+                safe = np.where(ch < 0, 0, ch)
+                nxt = rows.nxt[idx]
+                fa = rows.f_after[idx]
+                a1 = np.where(bust, -fa, arr1[safe].transpose(0, 2, 1))
+                a2 = np.where(bust, -2.0 * fa, arr2[safe].transpose(0, 2, 1))
+                hit = (nxt * a1).sum(axis=-1)
+                dbl = (nxt * a2).sum(axis=-1)
+                shit = (nxt * np.where(bust, 0.0, sarr1[safe].transpose(0, 2, 1))).sum(axis=-1)
+                sdbl = (nxt * np.where(bust, 0.0, sarr2[safe].transpose(0, 2, 1))).sum(axis=-1)
+            if self.peek:
+                surr = -loss * (1.0 - pn)
+            elif r.surrender == "void-on-pontoon":  # 9.4
+                surr = -pn - (1.0 - pn) * loss
+            else:
+                surr = np.full_like(pn, -loss)
+            vals = np.stack([stand1, hit, dbl, surr], axis=-1)
+            for j, i in enumerate(idx):
+                if int(i) in avg_prem:
+                    vals[j, :, HIT] += avg_prem[int(i)][0]
+                    vals[j, :, DOUBLE] += avg_prem[int(i)][1]
+            svals = np.stack([pn, shit, sdbl, np.zeros_like(pn)], axis=-1)
+            lg = legal[idx]
+            key = vals if scores is None else scores[idx]
+            if chooser is not None:
+                key = chooser(_soft, t, idx, np.where(lg, vals, NEG))
+            pick = np.argmax(np.where(lg, key, NEG), axis=-1)
+            v = np.take_along_axis(vals, pick[..., None], axis=-1)[..., 0]
+            sv = np.take_along_axis(svals, pick[..., None], axis=-1)[..., 0]
+            if scores is None and chooser is None:
+                for j, i in enumerate(idx):
+                    if int(i) in prem:
+                        v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[int(i)], prem[int(i)])
+            act[idx] = np.where(lg, vals, NEG)
+            sact[idx] = svals
+            choice[idx] = pick
+            node[idx] = v
+            snode[idx] = sv
+            if t == 21:
+                if r.player_21_wins:  # 9.2: paid at once
+                    arr1[idx] = self.win1[idx][:, None] * rows.f[idx]
+                    arr2[idx] = self.win2[idx][:, None] * rows.f[idx]
+                else:
+                    arr1[idx], sarr1[idx] = stand1, pn
+                    arr2[idx], sarr2[idx] = stand2, pn
+            else:
+                arr1[idx], sarr1[idx] = v, sv
+                arr2[idx], sarr2[idx] = stand2, pn
+                if r.double_rescue:  # 12: forfeit the original wager instead of standing
+                    rescue = -rows.f[idx]
+                    better = rescue > stand2
+                    arr2[idx] = np.where(better, rescue, stand2)
+                    sarr2[idx] = np.where(better, 0.0, pn)
+        return Values(act, sact, choice, node, snode, arr1, sarr1, arr2, sarr2, avg_prem)
+
+    @staticmethod
+    def _best_by_suits(
+        vals: Floats,
+        legal: np.ndarray,
+        avg: tuple[Floats, Floats],
+        per_up: list[list[tuple[float, float, float]]],
+    ) -> Floats:
+        """The value of a pattern node played best for its suits (10 up,)."""
+        out = np.zeros(10)
+        for u in range(10):
+            base = vals[u].copy()
+            base[HIT] -= avg[0][u]
+            base[DOUBLE] -= avg[1][u]
+            total = 0.0
+            for p, h, d in per_up[u]:
+                cand = base + np.array([0.0, h, d, 0.0])
+                total += p * float(np.max(np.where(legal[u], cand, NEG)))
+            out[u] = total
+        return out

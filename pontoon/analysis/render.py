@@ -1,0 +1,176 @@
+"""The analysis for people: text tables, the chart as text, CSV or a printable PNG grid."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from pontoon.analysis.chart import PAIR_ROWS, ROWS, UP_COLUMNS, UP_VALUES, Chart
+from pontoon.analysis.report import HandReport, Report
+from pontoon.errors import PontoonError
+from pontoon.rules import RuleSet
+
+COLOURS = {
+    "H": "#ffffff",
+    "S": "#f6d55c",
+    "D": "#3caea3",
+    "Ds": "#8fd6ce",
+    "P": "#5b8def",
+    "R": "#ed553b",
+    "Rs": "#f4a08f",
+    "Rp": "#c77dff",
+}
+LEGEND = {
+    "H": "hit",
+    "S": "stand",
+    "D": "double, else hit",
+    "Ds": "double, else stand",
+    "P": "split",
+    "R": "surrender, else hit",
+    "Rs": "surrender, else stand",
+    "Rp": "surrender, else split",
+}
+
+
+def rules_line(rules: RuleSet) -> str:
+    """The knobs that change the strategy most, in one line."""
+    parts = [
+        rules.name,
+        f"{rules.decks} {rules.deck} decks",
+        "dealer hits soft 17" if rules.dealer_hits_soft_17 else "dealer stands on soft 17",
+        "peek" if rules.dealer_peeks else "no hole card",
+        f"double {rules.double_on}" + (", after split" if rules.double_after_split else ""),
+        f"split to {rules.split_max_hands}",
+        f"surrender {rules.surrender}",
+    ]
+    if rules.must_draw_below:
+        parts.append(f"draw below {rules.must_draw_below}")
+    return ", ".join(parts)
+
+
+def percent(x: float) -> str:
+    return f"{x * 100:+.4f} %"
+
+
+def report_text(rep: Report) -> str:
+    out = io.StringIO()
+    out.write(f"{rules_line(rep.rules)}\n")
+    out.write(f"Strategy: {rep.strategy}; wager {rep.wager} cents\n")
+    out.write(
+        f"Player's expected return: {percent(rep.ev)} of the wager "
+        f"(house edge {rep.ev * -100:.4f} %)\n"
+    )
+    out.write(f"Method: {rep.method}; {rep.seconds:.2f} s\n\n")
+    out.write("By dealer's first card (probability, player's return):\n")
+    for row in rep.to_json()["ev_by_dealer"].items():
+        name, ev = row
+        p = rep.to_json()["dealer_probability"][name]
+        out.write(f"  {name}  {p:7.4f}  {percent(ev / p if p else 0.0)}\n")
+    out.write(
+        "\nTwo-card hands: expected return of each action given the deal"
+        + (" and no dealer pontoon" if rep.rules.dealer_peeks else "")
+        + "\n"
+    )
+    out.write(_table(rep.table))
+    if rep.chart is not None:
+        out.write("\n" + chart_text(rep.chart, rep.rules, rep.ev))
+    return out.getvalue()
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    names = ("stand", "hit", "double", "surrender", "split")
+    lines = ["hand dealer " + " ".join(f"{n:>9}" for n in names) + "  play"]
+    for r in rows:
+        cells = " ".join(f"{r[n]:+9.4f}" if r[n] is not None else f"{'-':>9}" for n in names)
+        lines.append(f"{r['hand']:<4} {r['dealer']:>6} {cells}  {r['play'] or '-'}")
+    return "\n".join(lines) + "\n"
+
+
+def chart_text(chart: Chart, rules: RuleSet, ev: float | None = None) -> str:
+    head = f"Basic strategy: {rules_line(rules)}"
+    if ev is not None:
+        head += f"; expected return {percent(ev)}"
+    lines = [head, "hand  " + " ".join(f"{c:>3}" for c in UP_COLUMNS)]
+    for row in ROWS:
+        lines.append(f"{row:<5} " + " ".join(f"{chart.code(row, v):>3}" for v in UP_VALUES))
+    lines.append("  " + "; ".join(f"{k} {v}" for k, v in LEGEND.items()))
+    return "\n".join(lines) + "\n"
+
+
+def hand_text(rep: HandReport) -> str:
+    lines = [f"{rep.hand} against {rep.dealer}: {rep.note}"]
+    for name, v in rep.values.items():
+        mark = "  <- best" if name == rep.best else ""
+        lines.append(f"  {name:<10} {v:+.6f}{mark}")
+    return "\n".join(lines) + "\n"
+
+
+def chart_png(chart: Chart, rules: RuleSet, ev: float | None, path: str) -> None:
+    """The chart as a coloured grid to print: cells coloured by action, labelled axes, the
+    rule set in the title."""
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib is in the analysis extra
+        raise PontoonError(
+            "a PNG chart needs matplotlib: pip install 'pontoon[analysis]'"
+        ) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    fig, ax = plt.subplots(figsize=(8.5, 11))
+    n = len(ROWS)
+    for y, row in enumerate(ROWS):
+        for x, up in enumerate(UP_VALUES):
+            code = chart.code(row, up)
+            ax.add_patch(
+                Rectangle((x, n - 1 - y), 1, 1, facecolor=COLOURS[code], edgecolor="#555555")
+            )
+            ax.text(x + 0.5, n - 0.5 - y, code, ha="center", va="center", fontsize=10)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, n)
+    ax.set_xticks([x + 0.5 for x in range(10)], list(UP_COLUMNS))
+    ax.set_yticks([n - 0.5 - y for y in range(n)], [_label(r) for r in ROWS], fontsize=8)
+    ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
+    ax.set_xlabel("Dealer's first card", fontsize=11)
+    ax.set_ylabel("Your hand (H hard total, S soft total, pair)", fontsize=11)
+    for y in (len(ROWS) - 17, len(PAIR_ROWS)):
+        ax.axhline(y, color="black", linewidth=2)
+    title = f"Basic strategy — {rules.name}\n{_wrap(rules_line(rules))}"
+    if ev is not None:
+        title += f"\nPlayer's expected return {percent(ev)}"
+    fig.suptitle(title, fontsize=10)
+    ax.legend(
+        handles=[
+            Patch(facecolor=COLOURS[k], edgecolor="#555555", label=f"{k}: {v}")
+            for k, v in LEGEND.items()
+        ],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.01),
+        ncol=4,
+        fontsize=8,
+        frameon=False,
+    )
+    fig.tight_layout(rect=(0, 0.02, 1, 0.95))
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def _label(row: str) -> str:
+    if row.startswith("P"):
+        v = row[1:]
+        return f"{v},{v}"
+    return row
+
+
+def _wrap(text: str, width: int = 90) -> str:
+    words, lines, cur = text.split(", "), [], ""
+    for w in words:
+        if cur and len(cur) + len(w) + 2 > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur}, {w}" if cur else w
+    lines.append(cur)
+    return ",\n".join(lines)

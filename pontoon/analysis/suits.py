@@ -1,0 +1,136 @@
+"""Suits, where the odds depend on them: 6-7-8 and 7-7-7 (11.1) and the Super Bonus (11.2).
+
+A three-card 21 of 6-7-8 or 7-7-7 pays by suits (mixed, one suit, spades), and three sevens of
+one suit against a dealer's 7 earn the Super Bonus. Only two-card hands of 6-7, 6-8, 7-8 or 7-7
+can still become one, so the analysis keeps value compositions everywhere (paying such a 21 at
+the mixed-suit odds) and adds here, at those two-card hands, the exact *premium* of the suits:
+the first two cards' suits (and the dealer's first card's, and for a split hand the other pair
+card's) are enumerated with their probabilities from the shoe's suit counts, and the third
+card's suit is drawn from what is left of its rank.
+
+>>> from pontoon.rules import load_rules
+>>> from pontoon.analysis.payoffs import Payoffs
+>>> rules = load_rules("nz-pontoon")
+>>> confs = pattern_configs(Payoffs(rules, 500), decks=6, infinite=False, up=7, hand=(7, 7))
+>>> round(sum(c.prob for c in confs), 12)
+1.0
+>>> best = max(confs, key=lambda c: c.super_pay)     # 7-7 of one suit against a 7
+>>> round(best.super_pay, 4)                           # 4 sevens of that suit left of 21
+38.0952
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from pontoon.analysis.payoffs import Payoffs, card
+from pontoon.cards import SUITS, Card
+
+PATTERN_RANKS = (6, 7, 8)
+
+
+def completing(a: int, b: int) -> int | None:
+    """The rank that makes two cards a 6-7-8 or 7-7-7, or None."""
+    lo, hi = min(a, b), max(a, b)
+    return {(6, 7): 8, (6, 8): 7, (7, 8): 6, (7, 7): 7}.get((lo, hi))
+
+
+@dataclass(frozen=True)
+class Config:
+    """One suit configuration of a two-card hand: its probability, and once the completing
+    rank is drawn, the expected Super Bonus (in wagers) and the expected odds otherwise, for a
+    hit (``odds``) and for a double (``odds_doubled``)."""
+
+    prob: float
+    super_pay: float
+    odds: float
+    odds_doubled: float
+
+
+def pattern_configs(
+    pay: Payoffs,
+    *,
+    decks: int,
+    infinite: bool,
+    up: int,
+    hand: tuple[int, int],
+    split: bool = False,
+    extra_pairs: float = 0.0,
+    fixed: tuple[Card, ...] | None = None,
+    up_card: Card | None = None,
+) -> list[Config]:
+    """The suit configurations of the two-card hand ``hand`` (values) against first card
+    ``up``. ``split``: a split hand (the other pair card, of ``hand[0]``'s rank, is out of the
+    shoe too; ``extra_pairs`` more of that rank are out by resplits, taken from each suit
+    alike). ``fixed``/``up_card``: the actual cards, when they are known."""
+    return list(
+        _configs(pay, decks, infinite, up, tuple(hand), split, extra_pairs, fixed, up_card).values()
+    )
+
+
+def _configs(
+    pay: Payoffs,
+    decks: int,
+    infinite: bool,
+    up: int,
+    hand: tuple[int, ...],
+    split: bool,
+    extra_pairs: float,
+    fixed: tuple[Card, ...] | None,
+    up_card: Card | None,
+) -> dict[tuple[float, float, float], Config]:
+    third = completing(hand[0], hand[1])
+    assert third is not None
+    # The cards whose suits matter, in dealing order: the dealer's first card (if its rank is
+    # 6, 7 or 8), the other pair card of a split, then the hand's two cards.
+    ranks: list[int] = []
+    if up in PATTERN_RANKS:
+        ranks.append(up)
+    if split:
+        ranks.append(hand[0])
+    ranks += list(hand)
+    known: list[str | None] = [None] * len(ranks)
+    if fixed is not None:
+        known[-2:] = [fixed[0].suit, fixed[1].suit]
+        if up_card is not None and up in PATTERN_RANKS:
+            known[0] = up_card.suit
+    out: dict[tuple[float, float, float], Config] = {}
+    for suits in itertools.product(SUITS, repeat=len(ranks)):
+        if any(k is not None and k != s for k, s in zip(known, suits, strict=True)):
+            continue
+        counts = {(r, s): float(decks) for r in PATTERN_RANKS for s in SUITS}
+        prob = 1.0
+        for i, (r, s) in enumerate(zip(ranks, suits, strict=True)):
+            if known[i] is None:
+                prob *= 0.25 if infinite else counts[r, s] / sum(counts[r, t] for t in SUITS)
+            counts[r, s] -= 1
+        if prob == 0.0:
+            continue
+        if split:
+            for s in SUITS:
+                counts[hand[0], s] -= extra_pairs / 4
+        a, b = suits[-2], suits[-1]
+        for s in SUITS:
+            counts[third, s] = max(counts[third, s], 0.0)
+        left = sum(counts[third, s] for s in SUITS)
+        if left <= 0 and not infinite:
+            continue  # no card of the rank left: the premium is nil (and so is its chance)
+        super_pay = odds = odds_doubled = 0.0
+        for s in SUITS:
+            p = 0.25 if infinite else counts[third, s] / left
+            cards = (card(hand[0], a), card(hand[1], b), card(third, s))
+            sup = None if split else pay.super_cards(cards, up_rank=up)
+            if sup is not None:
+                super_pay += p * sup
+            else:
+                odds += p * _win(pay, cards, False)
+            odds_doubled += p * _win(pay, cards, True)
+        key = (round(super_pay, 12), round(odds, 12), round(odds_doubled, 12))
+        old = out.get(key)
+        out[key] = Config(prob + (old.prob if old else 0.0), super_pay, odds, odds_doubled)
+    return out
+
+
+def _win(pay: Payoffs, cards: tuple[Card, ...], doubled: bool) -> float:
+    return pay.win_cards(cards, doubled=doubled)

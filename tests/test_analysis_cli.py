@@ -1,0 +1,106 @@
+"""``pontoon analyze`` and ``pontoon strategy``: outputs and refusals (exit 2, one line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pontoon.analysis.chart import ROWS, Chart
+from pontoon.cli import main
+from pontoon.errors import InputError
+
+FAST = ["--rules", "classic-blackjack", "--set", "decks=1", "--set", "split_max_hands=2"]
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_analyze_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["analyze", *FAST, "--infinite", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0
+    assert {"rules", "ev", "method", "seconds", "table", "chart"} <= set(doc)
+    assert doc["rules"]["decks"] == 1 and -0.01 < doc["ev"] < 0.0
+    assert {"hand", "dealer", "stand", "hit", "double", "surrender", "split", "play"} <= set(
+        doc["table"][0]
+    )
+
+
+def test_analyze_text_and_composition(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["analyze", *FAST, "--strategy", "composition"], capsys)
+    assert code == 0 and "expected return" in out and "H16" in out
+
+
+def test_hand_calculator(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["analyze", "--hand", "7S,8D", "--dealer", "K", "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0
+    assert set(doc["actions"]) == {"stand", "hit", "double", "surrender"}
+    assert doc["best"] == "hit"  # 15 against a king, no hole card
+    code, out, _ = run(["analyze", "--hand", "8S,8D", "--dealer", "6"], capsys)
+    assert code == 0 and "split" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["analyze", "--hand", "7S,8X", "--dealer", "K"],
+        ["analyze", "--hand", "7S", "--dealer", "K"],
+        ["analyze", "--hand", "TS,6D", "--dealer", "K"],  # no tens in a Spanish deck
+        ["analyze", "--hand", "KS,QD,5C", "--dealer", "K"],  # bust
+        ["analyze", "--hand", "7S,8D"],
+        ["analyze", "--strategy", "no-such-chart.csv"],
+        ["analyze", "--wager", "0"],
+        ["strategy", "--format", "png"],
+        ["strategy", "--format", "gif"],
+        ["analyze", "--set", "decks=12"],
+    ],
+)
+def test_bad_input_exit_2_one_line(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("pontoon: ") and err.count("\n") == 1
+
+
+def test_strategy_csv_reads_back_with_the_same_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, csv_text, _ = run(["strategy", *FAST, "--infinite", "--format", "csv"], capsys)
+    assert code == 0
+    chart = Chart.from_csv(csv_text)
+    assert [line.split(",")[0] for line in csv_text.splitlines()[1:]] == list(ROWS)
+    path = tmp_path / "chart.csv"
+    path.write_text(csv_text)
+    _, basic, _ = run(["analyze", *FAST, "--infinite", "--json"], capsys)
+    _, mine, _ = run(["analyze", *FAST, "--infinite", "--strategy", str(path), "--json"], capsys)
+    assert json.loads(mine)["ev"] == pytest.approx(json.loads(basic)["ev"], abs=1e-12)
+    assert chart.code("PA", 6) == "P"
+
+
+def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["strategy", *FAST, "--infinite"], capsys)
+    assert code == 0 and "Basic strategy" in out and "H16" in out
+    png = tmp_path / "chart.png"
+    code, out, _ = run(
+        ["strategy", *FAST, "--infinite", "--format", "png", "--output", str(png)], capsys
+    )
+    assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hand,2,3\n", "header"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nH4,H,H,H,H,H,H,H,H,H,X\n", "unknown cell"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nH4,P,H,H,H,H,H,H,H,H,H\n", "pair"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nH4,H,H,H,H,H,H,H,H,H,H\n", "missing rows"),
+    ],
+)
+def test_bad_charts_are_refused(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        Chart.from_csv(text)
