@@ -31,6 +31,16 @@ def test_analyze_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_ev_by_dealer_card_weighs_up_to_the_total(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(["analyze", *FAST, "--infinite", "--json"], capsys)
+    doc = json.loads(out)
+    weighted = sum(doc["dealer_probability"][u] * ev for u, ev in doc["ev_by_dealer"].items())
+    assert weighted == pytest.approx(doc["ev"], abs=1e-12)
+    _, text, _ = run(["analyze", *FAST, "--infinite"], capsys)
+    ace = doc["ev_by_dealer"]["A"] * 100
+    assert f"A   {doc['dealer_probability']['A']:.4f}  {ace:+.4f} %" in text
+
+
 def test_analyze_text_and_composition(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["analyze", *FAST, "--strategy", "composition"], capsys)
     assert code == 0 and "expected return" in out and "H16" in out

@@ -62,10 +62,10 @@ def report_text(rep: Report) -> str:
     )
     out.write(f"Method: {rep.method}; {rep.seconds:.2f} s\n\n")
     out.write("By dealer's first card (probability, player's return):\n")
-    for row in rep.to_json()["ev_by_dealer"].items():
-        name, ev = row
-        p = rep.to_json()["dealer_probability"][name]
-        out.write(f"  {name}  {p:7.4f}  {percent(ev / p if p else 0.0)}\n")
+    doc = rep.to_json()
+    for name, ev in doc["ev_by_dealer"].items():
+        p = doc["dealer_probability"][name]
+        out.write(f"  {name}  {p:7.4f}  {percent(ev)}\n")
     out.write(
         "\nTwo-card hands: expected return of each action given the deal"
         + (" and no dealer pontoon" if rep.rules.dealer_peeks else "")
