@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, help="stop after this many rounds")
     store_cli.db_option(p, table="terminal")
     COMMANDS.update(store_cli.add_commands(sub, _common))
+    from pontoon.analysis.commands import add_options as analysis_options
+
+    p = sub.add_parser("analyze", help="exact expected return of a strategy, or of one hand")
+    _common(p)
+    analysis_options(p, command="analyze")
+    p = sub.add_parser("strategy", help="the optimal basic strategy chart (text, csv, png)")
+    _common(p)
+    analysis_options(p, command="strategy")
     return parser
 
 
@@ -91,7 +99,25 @@ def cmd_play(args: argparse.Namespace) -> int:
     return result
 
 
-COMMANDS = {"rules": cmd_rules, "round": cmd_round, "play": cmd_play}
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from pontoon.analysis.commands import analyze_command
+
+    return analyze_command(_rules(args), args)
+
+
+def cmd_strategy(args: argparse.Namespace) -> int:
+    from pontoon.analysis.commands import strategy_command
+
+    return strategy_command(_rules(args), args)
+
+
+COMMANDS = {
+    "rules": cmd_rules,
+    "round": cmd_round,
+    "play": cmd_play,
+    "analyze": cmd_analyze,
+    "strategy": cmd_strategy,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from rich.console import Console
 from rich.text import Text
@@ -33,6 +33,10 @@ from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, M
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, seeded
+
+if TYPE_CHECKING:
+    from pontoon.store.recorder import RoundLog
+    from pontoon.store.session import TerminalRecorder
 
 YOU: Final = "you"
 KEYS: Final = {
@@ -97,6 +101,25 @@ class Table:
         self.natural = "blackjack" if blackjack else "pontoon"
         self.shown = 0  # events of the current round already narrated
         self.dealer_shown = 0  # dealer's cards narrated so far (for running totals)
+        # --db: every event is committed to the store before it is shown (write-ahead)
+        self.recorder: TerminalRecorder | None = None
+        self.roundlog: RoundLog | None = None
+        self.resume: RoundLog | None = None
+        self.notes: list[str] = []
+
+    def attach(self, recorder: TerminalRecorder) -> None:
+        """Record to the store; take the shoe, the money and any unfinished round from it."""
+        self.recorder = recorder
+        recovery = recorder.recover(self.bankroll, self.seed)
+        self.shoe = recovery.shoe
+        self.bankroll = self.start_bankroll = recovery.bankroll
+        self.resume = recovery.resumed
+        self.notes = recovery.notes
+
+    def record(self) -> None:
+        """Commit the round's events not yet in the store (before they are shown)."""
+        if self.roundlog is not None:
+            self.roundlog.commit(self.shoe)
 
     # ------------------------------------------------------------------ output
     def say(self, *parts: str | tuple[str, str] | Text, style: str = "") -> None:
@@ -152,6 +175,8 @@ class Table:
             "n no insurance, q quit; d and i take an amount for less (d 2.50).",
             style="dim",
         )
+        for note in self.notes:
+            self.say(note, style="yellow")
         status = 0
         reason = ""
         try:
@@ -171,6 +196,8 @@ class Table:
         except KeyboardInterrupt:
             reason = "Interrupted."
             status = 130
+        if self.recorder is not None:
+            self.recorder.end()  # the money leaves the table with you
         net = self.bankroll - self.start_bankroll
         self.console.print()
         self.say(reason)
@@ -184,19 +211,43 @@ class Table:
 
     def play_round(self) -> bool:
         """Play one round; False when you leave (q or end of input) before or during it."""
+        if self.resume is not None:
+            return self.resumed_round(self.resume)
         rnd = Round(self.rules, self.shoe)
         self.shown = 1  # the "rules" event
         self.dealer_shown = 0
         self.console.print()
-        self.console.rule(f"Round {self.rounds + 1}", style="dim")
+        number = self.rounds + 1 if self.recorder is None else self.recorder.next_number
+        self.console.rule(f"Round {number}", style="dim")
         try:
             if not self.take_wagers(rnd):
                 return False
         except EndOfInput:
             return False
+        if self.recorder is not None:
+            self.roundlog = self.recorder.start(rnd)
         rnd.deal()
         self.rounds += 1
         self.narrate(rnd, initial=True)
+        return self.play_on(rnd)
+
+    def resumed_round(self, roundlog: RoundLog) -> bool:
+        """Go on with a round the store reconstructed after an interruption."""
+        self.resume = None
+        self.roundlog = roundlog
+        rnd = roundlog.round
+        self.shown = len(rnd.events)
+        self.dealer_shown = len(rnd.dealer)
+        self.console.print()
+        self.console.rule(f"Round {roundlog.number} (resumed)", style="dim")
+        self.rounds += 1
+        if rnd.over:
+            self.finish(rnd)
+            return True
+        return self.play_on(rnd)
+
+    def play_on(self, rnd: Round) -> bool:
+        """The decisions of a dealt round, until it is over or you leave."""
         staying = True
         try:
             while staying and not rnd.over:
@@ -370,6 +421,8 @@ class Table:
             raise PontoonError("the round could not be finished for an absent player (16.6)")
 
     def finish(self, rnd: Round) -> None:
+        self.record()
+        self.roundlog = None
         net = rnd.net(YOU)
         self.bankroll += net
         self.console.print()
@@ -390,6 +443,7 @@ class Table:
 
     def layout(self, rnd: Round, final: bool = False) -> None:
         """The dealer's cards, every hand, and the money: the hole card stays hidden (8.5)."""
+        self.record()
         rows: list[tuple[str, Text, str, Text]] = []
         hidden = 1 if rnd.hole is not None else 0
         dealer = self.total_text(rnd.dealer) if rnd.dealer else ""
@@ -465,6 +519,7 @@ class Table:
     # ------------------------------------------------------------------ what happened
     def narrate(self, rnd: Round, initial: bool = False) -> None:
         """Tell the new events: shuffles, the dealer's cards, your draws and every settlement."""
+        self.record()
         events = rnd.events[self.shown :]
         self.shown = len(rnd.events)
         for e in events:
@@ -568,7 +623,18 @@ def play(rules: RuleSet, args: argparse.Namespace) -> int:
     if rounds is not None and rounds < 0:
         raise InputError("--rounds must not be negative")
     console = Console(highlight=False, emoji=False, soft_wrap=True)
-    return Table(rules, args, console).run()
+    table = Table(rules, args, console)
+    db = getattr(args, "db", None)
+    if db is None:
+        return table.run()
+    from pontoon.store.session import TerminalRecorder
+
+    recorder = TerminalRecorder(db, getattr(args, "table", None) or "terminal", rules, YOU)
+    try:
+        table.attach(recorder)
+        return table.run()
+    finally:
+        recorder.close()
 
 
 __all__ = ["Table", "dollars", "parse_dollars", "play", "signed"]

@@ -1,0 +1,462 @@
+"""The store's one small interface over SQLAlchemy Core: SQLite (a file, WAL, every commit
+synced) or PostgreSQL, chosen by URL. Opening a store creates or upgrades its schema.
+
+>>> engine_url("sqlite:///pontoon.db"), engine_url("postgresql://u:p@h/db")
+('sqlite:///pontoon.db', 'postgresql+psycopg://u:p@h/db')
+>>> engine_url("games.db")
+'sqlite:///games.db'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Row,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from pontoon.errors import InputError, PontoonError
+from pontoon.events import Event
+from pontoon.store import chain
+from pontoon.store.schema import HEAD, events, ledger, round_players, rounds, shoe_states, tables
+
+DEFAULT_URL = "sqlite:///pontoon.db"
+MIGRATIONS = Path(__file__).parent / "migrations"
+_LOCK = 0x706F6E74  # PostgreSQL advisory lock taken while the schema is upgraded
+
+
+class StoreError(PontoonError):
+    """The store cannot do what was asked (unreachable, newer schema, concurrent writer)."""
+
+
+class ConflictError(StoreError):
+    """Another process appended to the same table since this one last read it."""
+
+
+def engine_url(url: str) -> str:
+    """SQLAlchemy's URL for a store URL: ``postgresql://`` uses psycopg 3; a bare path is a
+    SQLite file."""
+    if "://" not in url:
+        return f"sqlite:///{url}"
+    scheme, rest = url.split("://", 1)
+    if scheme in ("postgresql", "postgres"):
+        return f"postgresql+psycopg://{rest}"
+    if scheme.startswith("postgresql+") or scheme.startswith("sqlite"):
+        return url
+    raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
+
+
+def event_of(row: Row[Any]) -> Event:
+    m = row._mapping
+    return Event(
+        m["kind"],
+        m["box"],
+        m["hand"],
+        m["player"],
+        m["card"],
+        m["amount"],
+        m["detail"],
+        m["odds"],
+        m["rule"],
+    )
+
+
+@dataclass(slots=True)
+class RoundWrite:
+    """The round a batch belongs to: ``id`` None makes a new round row."""
+
+    id: int | None
+    number: int
+    rules: str
+    status: str
+    house: int
+    nets: dict[str, int]
+    known_players: set[str] = field(default_factory=set)
+    written: dict[str, int] = field(default_factory=dict)  # nets as last written
+
+
+@dataclass(slots=True)
+class Batch:
+    """Events to append to one table in one transaction, with what they change."""
+
+    table: str
+    prev_seq: int
+    prev_hash: str
+    events: list[tuple[Event, bool]]  # (event, belongs to the round)
+    round: RoundWrite | None = None
+    shoe: str | None = None
+
+
+@dataclass(slots=True)
+class Written:
+    round_id: int | None
+    seq: int
+    hash: str
+    at: str
+
+
+@dataclass(slots=True)
+class TableState:
+    head_seq: int
+    head_hash: str
+    balances: dict[str, int]
+    last_number: int
+    open_rounds: list[int]
+    shoe: tuple[int, str] | None
+
+
+class Store:
+    """A store opened by URL; ``with Store(url) as s: ...`` closes it."""
+
+    def __init__(self, url: str = DEFAULT_URL, *, upgrade: bool = True) -> None:
+        self.url = url
+        self.engine: Engine = _make_engine(engine_url(url))
+        self.dialect = self.engine.dialect.name
+        try:
+            if upgrade:
+                self.upgrade()
+        except OperationalError as exc:
+            self.engine.dispose()
+            raise StoreError(f"cannot open the store {_safe(url)}: {exc.orig}") from None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ transactions
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction (SQLite: BEGIN IMMEDIATE, so writers queue up at once)."""
+        with self.engine.execution_options(pontoon_write=True).begin() as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    # ------------------------------------------------------------------ schema
+    def revision(self) -> str | None:
+        with self.read() as conn:
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+    def upgrade(self) -> None:
+        """Bring the schema to :data:`HEAD` (Alembic), creating it in an empty database."""
+        if self.revision() == HEAD:
+            return
+        from alembic.config import Config
+        from alembic.migration import MigrationContext
+        from alembic.operations import Operations
+        from alembic.script import ScriptDirectory
+
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        script = ScriptDirectory.from_config(cfg)
+        with self.write() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _LOCK})
+            ctx = MigrationContext.configure(conn)
+            current = ctx.get_current_revision()
+            if current == HEAD:
+                return
+            known = {s.revision for s in script.walk_revisions()}
+            if current is not None and current not in known:
+                raise StoreError(
+                    f"the store's schema {current!r} is newer than this pontoon: upgrade pontoon"
+                )
+            ctx = MigrationContext.configure(
+                conn,
+                opts={"script": script, "fn": lambda rev, _ctx: script._upgrade_revs("head", rev)},
+            )
+            with Operations.context(ctx):
+                ctx.run_migrations()
+
+    # ------------------------------------------------------------------ writing
+    def ensure_table(self, table: str) -> None:
+        """Create the table's chain (empty) unless it exists."""
+        with self.read() as conn:
+            if conn.execute(select(tables.c.id).where(tables.c.id == table)).first():
+                return
+        try:
+            with self.write() as conn:
+                conn.execute(
+                    tables.insert().values(
+                        id=table, created_at=chain.now(), head_seq=0, head_hash=chain.GENESIS
+                    )
+                )
+        except IntegrityError:
+            pass  # created by another process meanwhile
+
+    def append(self, batch: Batch) -> Written:
+        """Append ``batch`` in one transaction: events (hash-chained), their ledger entries,
+        the round's row and players, and the shoe's state. Raises :class:`ConflictError` when
+        the table's head is no longer ``batch.prev_seq``."""
+        at = chain.now()
+        rnd = batch.round
+        try:
+            with self.write() as conn:
+                round_id = rnd.id if rnd is not None else None
+                first = batch.prev_seq + 1
+                last = batch.prev_seq + len(batch.events)
+                mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+                if rnd is not None and rnd.id is None:
+                    made = conn.execute(
+                        rounds.insert().values(
+                            table_id=batch.table,
+                            number=rnd.number,
+                            status=rnd.status,
+                            rules=rnd.rules,
+                            started_at=at,
+                            first_seq=mine[0],
+                            last_seq=mine[-1],
+                            house=rnd.house,
+                        )
+                    ).inserted_primary_key
+                    assert made is not None
+                    round_id = int(made[0])
+                rows, entries, h = [], [], batch.prev_hash
+                for i, (e, in_round) in enumerate(batch.events):
+                    seq = first + i
+                    rid = round_id if in_round else None
+                    h = chain.link(h, batch.table, seq, rid, at, e)
+                    rows.append(
+                        {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
+                        | e._asdict()
+                        | {"hash": h}
+                    )
+                    money = chain.entry(e)
+                    if money is not None:
+                        kind, src, dst, amount = money
+                        entries.append(
+                            {
+                                "table_id": batch.table,
+                                "seq": seq,
+                                "round_id": rid,
+                                "at": at,
+                                "kind": kind,
+                                "player": e.player,
+                                "from_account": src,
+                                "to_account": dst,
+                                "amount": amount,
+                            }
+                        )
+                moved = conn.execute(
+                    _MOVE_HEAD,
+                    {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h},
+                ).rowcount
+                if moved != 1:
+                    raise ConflictError(
+                        f"table {batch.table!r} was written by another process: start again"
+                    )
+                if rows:
+                    conn.execute(events.insert(), rows)
+                if entries:
+                    conn.execute(ledger.insert(), entries)
+                if rnd is not None:
+                    assert round_id is not None
+                    self._write_round(conn, round_id, rnd, mine[-1], at)
+                if batch.shoe is not None:
+                    self._write_shoe(conn, batch.table, last, batch.shoe)
+        except ConflictError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StoreError(f"the store refused the write: {exc}") from None
+        return Written(round_id, last, h, at)
+
+    def _write_round(
+        self, conn: Connection, round_id: int, rnd: RoundWrite, last: int, at: str
+    ) -> None:
+        values = {"b_id": round_id, "b_status": rnd.status, "b_last": last, "b_house": rnd.house}
+        ended = {"b_ended": None if rnd.status == "open" else at}
+        conn.execute(_UPDATE_ROUND, values | ended)
+        new = [
+            {"round_id": round_id, "player": p, "net": n}
+            for p, n in rnd.nets.items()
+            if p not in rnd.known_players
+        ]
+        if new:
+            conn.execute(round_players.insert(), new)
+        changed = [
+            {"b_id": round_id, "b_player": p, "b_net": n}
+            for p, n in rnd.nets.items()
+            if p in rnd.known_players and rnd.written.get(p) != n
+        ]
+        if changed:
+            conn.execute(_UPDATE_NET, changed)
+
+    def _write_shoe(self, conn: Connection, table: str, seq: int, state: str) -> None:
+        done = conn.execute(
+            _UPDATE_SHOE, {"b_table": table, "b_seq": seq, "b_state": state}
+        ).rowcount
+        if not done:
+            conn.execute(shoe_states.insert().values(table_id=table, seq=seq, state=state))
+
+    # ------------------------------------------------------------------ reading
+    def table_state(self, table: str) -> TableState | None:
+        """What a writer needs to go on appending to ``table``."""
+        with self.read() as conn:
+            head = conn.execute(
+                select(tables.c.head_seq, tables.c.head_hash).where(tables.c.id == table)
+            ).first()
+            if head is None:
+                return None
+            balances: dict[str, int] = {}
+            t = ledger.c
+            for acct, amount in conn.execute(
+                select(t.to_account, func.sum(t.amount))
+                .where(t.table_id == table)
+                .group_by(t.to_account)
+            ):
+                balances[acct] = balances.get(acct, 0) + int(amount)
+            for acct, amount in conn.execute(
+                select(t.from_account, func.sum(t.amount))
+                .where(t.table_id == table)
+                .group_by(t.from_account)
+            ):
+                balances[acct] = balances.get(acct, 0) - int(amount)
+            last = conn.execute(
+                select(func.max(rounds.c.number)).where(rounds.c.table_id == table)
+            ).scalar()
+            open_ids = list(
+                conn.execute(
+                    select(rounds.c.id)
+                    .where(rounds.c.table_id == table, rounds.c.status == "open")
+                    .order_by(rounds.c.id)
+                ).scalars()
+            )
+            shoe = conn.execute(
+                select(shoe_states.c.seq, shoe_states.c.state).where(
+                    shoe_states.c.table_id == table
+                )
+            ).first()
+        return TableState(
+            int(head[0]),
+            str(head[1]),
+            balances,
+            int(last or 0),
+            [int(i) for i in open_ids],
+            (int(shoe[0]), str(shoe[1])) if shoe else None,
+        )
+
+    def round_row(self, round_id: int) -> dict[str, Any] | None:
+        with self.read() as conn:
+            row = conn.execute(select(rounds).where(rounds.c.id == round_id)).first()
+            if row is None:
+                return None
+            out = dict(row._mapping)
+            out["players"] = {
+                str(p): int(n)
+                for p, n in conn.execute(
+                    select(round_players.c.player, round_players.c.net)
+                    .where(round_players.c.round_id == round_id)
+                    .order_by(round_players.c.player)
+                )
+            }
+        return out
+
+    def round_events(self, round_id: int) -> list[dict[str, Any]]:
+        """The round's stored events in order: ``seq``, ``at``, ``hash`` and ``event``."""
+        with self.read() as conn:
+            result = conn.execute(
+                select(events).where(events.c.round_id == round_id).order_by(events.c.seq)
+            )
+            return [
+                {"seq": r.seq, "at": r.at, "hash": r.hash, "event": event_of(r)} for r in result
+            ]
+
+
+# The statements of the write path, built once (SQLAlchemy then reuses their compiled form).
+_MOVE_HEAD = (
+    update(tables)
+    .where(tables.c.id == bindparam("b_table"), tables.c.head_seq == bindparam("b_old"))
+    .values(head_seq=bindparam("b_seq"), head_hash=bindparam("b_hash"))
+)
+_UPDATE_ROUND = (
+    update(rounds)
+    .where(rounds.c.id == bindparam("b_id"))
+    .values(
+        status=bindparam("b_status"),
+        last_seq=bindparam("b_last"),
+        house=bindparam("b_house"),
+        ended_at=bindparam("b_ended"),
+    )
+)
+_UPDATE_NET = (
+    update(round_players)
+    .where(
+        round_players.c.round_id == bindparam("b_id"),
+        round_players.c.player == bindparam("b_player"),
+    )
+    .values(net=bindparam("b_net"))
+)
+_UPDATE_SHOE = (
+    update(shoe_states)
+    .where(shoe_states.c.table_id == bindparam("b_table"))
+    .values(seq=bindparam("b_seq"), state=bindparam("b_state"))
+)
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for messages."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
+    return url
+
+
+def _make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url)
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
+            dbapi.isolation_level = None  # transactions are begun below, not by the driver
+            cur = dbapi.cursor()
+            cur.execute("PRAGMA busy_timeout = 30000")
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = FULL")  # each commit is on disk when it returns
+            cur.execute("PRAGMA foreign_keys = ON")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:
+            write = conn.get_execution_options().get("pontoon_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+    engine = create_engine(url, pool_pre_ping=True)
+
+    @event.listens_for(engine, "connect")
+    def _pg_connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
+        with dbapi.cursor() as cur:  # a commit returns once it is on disk, whatever the server
+            cur.execute("SET synchronous_commit TO on")
+        dbapi.commit()
+
+    return engine
+
+
+__all__ = ["DEFAULT_URL", "Batch", "ConflictError", "RoundWrite", "Store", "StoreError"]

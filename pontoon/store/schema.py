@@ -1,0 +1,120 @@
+"""The store's tables (SQLAlchemy Core). The migrations in ``migrations/versions`` create them;
+a test checks that a migrated database and this metadata agree.
+
+``tables``        one row per table (a hash chain): its head (last seq and hash)
+``rounds``        one row per round: table, number, status (open, over, void), times, house net
+``round_players`` each player of a round and their net (derived from the events)
+``events``        every event of every table, in order; ``hash`` chains them (see chain.py)
+``ledger``        one entry per money event: from one account to another, an amount
+``shoe_states``   each table's shoe (its future order), kept out of everything players see
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+HEAD = "0001"
+"""The newest schema revision; a test checks it against the migration scripts."""
+
+metadata = MetaData()
+
+# SQLite makes only an INTEGER PRIMARY KEY an auto-increment row id.
+BigId = BigInteger().with_variant(Integer, "sqlite")
+
+tables = Table(
+    "tables",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("created_at", String(32), nullable=False),
+    Column("head_seq", BigInteger, nullable=False),
+    Column("head_hash", String(64), nullable=False),
+)
+
+rounds = Table(
+    "rounds",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("table_id", String(64), ForeignKey("tables.id"), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("status", String(8), nullable=False),
+    Column("rules", String(64), nullable=False),
+    Column("started_at", String(32), nullable=False),
+    Column("ended_at", String(32), nullable=True),
+    Column("first_seq", BigInteger, nullable=False),
+    Column("last_seq", BigInteger, nullable=False),
+    Column("house", BigInteger, nullable=False),
+    UniqueConstraint("table_id", "number", name="uq_rounds_table_number"),
+    CheckConstraint("status IN ('open', 'over', 'void')", name="ck_rounds_status"),
+    Index("ix_rounds_started_at", "started_at"),
+)
+
+round_players = Table(
+    "round_players",
+    metadata,
+    Column("round_id", BigInteger, ForeignKey("rounds.id"), primary_key=True),
+    Column("player", String(200), primary_key=True),
+    Column("net", BigInteger, nullable=False),
+    Index("ix_round_players_player", "player"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("round_id", BigInteger, ForeignKey("rounds.id"), nullable=True),
+    Column("at", String(32), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("box", Integer, nullable=True),
+    Column("hand", Integer, nullable=True),
+    Column("player", String(200), nullable=True),
+    Column("card", String(4), nullable=True),
+    Column("amount", BigInteger, nullable=True),
+    Column("detail", Text, nullable=True),
+    Column("odds", String(16), nullable=True),
+    Column("rule", String(64), nullable=True),
+    Column("hash", String(64), nullable=False),
+    Index("ix_events_round_id", "round_id"),
+)
+
+ledger = Table(
+    "ledger",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("table_id", String(64), nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("round_id", BigInteger, ForeignKey("rounds.id"), nullable=True),
+    Column("at", String(32), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("player", String(200), nullable=True),
+    Column("from_account", String(210), nullable=False),
+    Column("to_account", String(210), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    UniqueConstraint("table_id", "seq", name="uq_ledger_table_seq"),
+    ForeignKeyConstraint(
+        ["table_id", "seq"], ["events.table_id", "events.seq"], name="fk_ledger_event"
+    ),
+    CheckConstraint("amount > 0", name="ck_ledger_amount"),
+    Index("ix_ledger_round_id", "round_id"),
+)
+
+shoe_states = Table(
+    "shoe_states",
+    metadata,
+    Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
+    Column("seq", BigInteger, nullable=False),
+    Column("state", Text, nullable=False),
+)

@@ -1,0 +1,125 @@
+"""``pontoon play --db``: the terminal table's link to the store, and its recovery.
+
+On start, the table's shoe comes back from the store (same cards, same order) and an
+unfinished round left by a killed process is either **resumed** exactly where its last commit
+left it (its events replayed onto the restored shoe) or, when it cannot be reconstructed (other
+rules, other players, no shoe state that matches, cards not yet dealt), **voided** with its
+wagers returned (16.5). Never both, never neither: the round's row says ``over`` or ``void``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pontoon.cards import Card
+from pontoon.errors import PontoonError
+from pontoon.replay import replay
+from pontoon.round import Round
+from pontoon.rules import RuleSet
+from pontoon.shoe import Shoe, seeded
+from pontoon.store.db import Store
+from pontoon.store.recorder import OpenRound, RoundLog, TableLog
+from pontoon.store.shoestate import matches, restore
+
+
+@dataclass(slots=True)
+class Recovery:
+    shoe: Shoe
+    bankroll: int  # the player's money off the table before the resumed round
+    resumed: RoundLog | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _tidy(shoe: Shoe) -> None:
+    """Cards neither in the shoe nor in the rack lay on a void round's layout: they go to the
+    discard rack (16.5), so that the pack is whole again."""
+    missing = Counter(c.code for c in shoe.full_pack)
+    missing.subtract(c.code for c in shoe._cards)
+    missing.subtract(c.code for c in shoe.discards)
+    for code, n in sorted(missing.items()):
+        shoe.discards.extend([Card.parse(code)] * max(n, 0))
+
+
+class TerminalRecorder:
+    """Records one player's session at ``table``."""
+
+    def __init__(self, url: str, table: str, rules: RuleSet, player: str) -> None:
+        self.store = Store(url)
+        self.log = TableLog(self.store, table)
+        self.rules = rules
+        self.player = player
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _resumable(self, open_round: OpenRound) -> Round | None:
+        evts = open_round.events
+        if not evts or evts[0].kind != "rules" or evts[0].detail is None:
+            return None
+        if json.loads(evts[0].detail) != self.rules.to_dict():
+            return None
+        if open_round.players - {self.player}:
+            return None
+        if not any(e.kind == "action" and e.detail == "no-more-bets" for e in evts):
+            return None
+        state = self.log.shoe_state
+        if state is None or state[0] != open_round.last_seq:
+            return None
+        try:
+            rnd = replay(evts)
+        except PontoonError:
+            return None
+        return rnd if rnd.events == evts and not rnd.over else None
+
+    def recover(self, bankroll: int, seed: int | None) -> Recovery:
+        log = self.log
+        state = log.shoe_state
+        if state is not None and matches(self.rules, state[1]):
+            shoe = restore(self.rules, state[1], seed)
+        else:
+            shoe = Shoe(self.rules, seeded(seed))
+        out = Recovery(shoe, bankroll)
+        open_round = log.open_round()
+        rnd = self._resumable(open_round) if open_round is not None else None
+        if open_round is not None and rnd is not None:
+            rnd.source = shoe
+            shoe.listener = rnd._shoe_event
+            out.resumed = RoundLog(
+                log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
+            )
+            out.notes.append(
+                f"Round {open_round.number} was interrupted: it is reconstructed from the "
+                "store and goes on where it stopped (rule 16.5)."
+            )
+        while open_round is not None and rnd is None:
+            log.void(open_round, "interrupted; cannot be reconstructed")
+            out.notes.append(
+                f"Round {open_round.number} was interrupted and cannot be reconstructed: it is "
+                "void and its wagers still on the layout are returned (rule 16.5)."
+            )
+            open_round = log.open_round()
+        if out.resumed is None and shoe.shuffles:
+            _tidy(shoe)
+        balance = log.balance(self.player)
+        if out.resumed is not None:
+            out.bankroll = balance - out.resumed.round.net(self.player)
+        elif balance > 0:
+            out.bankroll = balance
+            out.notes.append("Your money from the interrupted session is back on the table.")
+        else:
+            log.deposit(self.player, bankroll)
+        return out
+
+    def start(self, rnd: Round) -> RoundLog:
+        return self.log.start(rnd)
+
+    @property
+    def next_number(self) -> int:
+        return self.log.last_number + 1
+
+    def end(self) -> None:
+        """The session is over: the player's money leaves the table (a withdrawal)."""
+        if not self.log.open_ids:
+            self.log.withdraw(self.player)

@@ -1,0 +1,87 @@
+"""A shoe's exact state as text, so that a round interrupted by a crash resumes with the same
+cards in the same order (and, for a seeded shoe, the same shuffles after it).
+
+This is the table's secret: it is stored apart from the events (``shoe_states``) and never
+shown, replayed or exported.
+
+>>> import numpy as np
+>>> from pontoon.rules import load_rules
+>>> rules = load_rules("nz-pontoon", {"decks": "1"})
+>>> shoe = Shoe(rules, np.random.default_rng(3))
+>>> shoe.start_round()
+>>> twin = restore(rules, snapshot(shoe), None)
+>>> [twin.draw() for _ in range(5)] == [shoe.draw() for _ in range(5)]
+True
+>>> twin.start_round(); shoe.start_round()
+>>> twin.remaining == shoe.remaining and twin.discards == shoe.discards
+True
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from pontoon.cards import Card
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+from pontoon.shoe import Shoe, Shuffler, seeded
+
+
+def rules_json(rules: RuleSet) -> str:
+    return json.dumps(rules.to_dict(), separators=(",", ":"), sort_keys=True)
+
+
+def snapshot(shoe: Shoe) -> str:
+    """The shoe as JSON: its cards (next card last), discard rack, cutting card, shuffle count
+    and, for a seeded NumPy generator, the generator's state."""
+    rng: dict[str, Any] | None = None
+    if isinstance(shoe.rng, np.random.Generator):
+        rng = dict(shoe.rng.bit_generator.state)
+    data = {
+        "rules": rules_json(shoe.rules),
+        "cards": " ".join(c.code for c in shoe._cards),
+        "discards": " ".join(c.code for c in shoe.discards),
+        "behind_cut": shoe.behind_cut,
+        "cut_reached": shoe.cut_reached,
+        "shuffles": shoe.shuffles,
+        "rng": rng,
+    }
+    return json.dumps(data, separators=(",", ":"))
+
+
+def _cards(text: str) -> list[Card]:
+    return [Card.parse(c) for c in text.split()]
+
+
+def matches(rules: RuleSet, state: str) -> bool:
+    """Whether a stored shoe belongs to this rule set."""
+    try:
+        return bool(json.loads(state)["rules"] == rules_json(rules))
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def restore(rules: RuleSet, state: str, seed: int | None) -> Shoe:
+    """The shoe a :func:`snapshot` describes. Its generator is the stored one when there is
+    one, else ``seeded(seed)`` (a secure generator for ``None``)."""
+    try:
+        data = json.loads(state)
+        rng: Shuffler
+        if data.get("rng"):
+            bitgen = getattr(np.random, data["rng"]["bit_generator"])()
+            bitgen.state = data["rng"]
+            rng = np.random.Generator(bitgen)
+        else:
+            rng = seeded(seed)
+        shoe = Shoe(rules, rng)
+        shoe._cards = _cards(data["cards"])
+        shoe.discards = _cards(data["discards"])
+        shoe.behind_cut = int(data["behind_cut"])
+        shoe.cut_reached = bool(data["cut_reached"])
+        shoe.shuffles = int(data["shuffles"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"the stored shoe cannot be read: {exc}") from None
+    return shoe

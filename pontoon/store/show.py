@@ -1,0 +1,259 @@
+"""Reading the store for people: a round step by step (8.6, 16.5) and lists of rounds.
+
+>>> event_text(Event("deal", box=1, hand=0, card="AS", rule="8.2(a)"))
+'AS to box 1'
+>>> event_text(Event("pay", box=1, hand=0, player="ana", amount=1500, rule="9.1"))
+'pay: $15.00 from the house to ana on box 1'
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, select
+
+from pontoon.errors import InputError, PontoonError
+from pontoon.events import Event
+from pontoon.replay import replay
+from pontoon.scenario import result_document
+from pontoon.store.db import Store
+from pontoon.store.schema import round_players, rounds
+
+
+def dollars(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{part:02d}"
+
+
+def signed(cents: int) -> str:
+    return ("+" if cents > 0 else "") + dollars(cents)
+
+
+def _where(e: Event) -> str:
+    if e.box is None:
+        return "the dealer"
+    return f"box {e.box}" + (f" hand {e.hand + 1}" if e.hand else "")
+
+
+def event_text(e: Event) -> str:
+    """One event in words (without its rule)."""
+    k = e.kind
+    amount = dollars(e.amount) if e.amount is not None else ""
+    on = f" on {_where(e)}" if e.box is not None else ""
+    if k == "rules":
+        return f"rule set {e.rule}"
+    if k == "shuffle":
+        return "the shoe is shuffled"
+    if k == "burn":
+        return f"{e.card} is burnt face down"
+    if k == "wager":
+        return f"{e.player} wagers {amount} on box {e.box}"
+    if k == "deal":
+        return f"{e.card} to {_where(e)}"
+    if k == "hole":
+        return f"{e.card} to the dealer face down (hole card)"
+    if k == "reveal":
+        return f"the dealer turns up {e.card}"
+    if k == "action":
+        if e.detail == "no-more-bets":
+            return "No more bets"
+        if e.detail == "peek":
+            return "the dealer peeks at the hole card"
+        extra = f" {amount}" if amount else ""
+        return f"{_where(e)}: {e.player} {e.detail}{extra}"
+    if k == "stake":
+        return f"stake: {amount} from {e.player} to the layout{on}"
+    if k == "return":
+        return f"refund: {amount} from the layout to {e.player}{on}"
+    if k == "collect":
+        return f"collect: {amount} of {e.player}'s wager to the house{on}"
+    if k == "pay":
+        return f"pay: {amount} from the house to {e.player}{on}"
+    if k == "outcome":
+        odds = f" at {e.odds}" if e.odds else ""
+        return f"{_where(e)}: {e.player} {e.detail}{odds}"
+    if k == "discard":
+        return f"the cards of {_where(e)} go to the discard rack"
+    if k == "void":
+        return f"the round is void ({e.detail})"
+    if k == "end":
+        return "the round is void" if e.detail == "void" else "the round is over"
+    if k in ("deposit", "withdraw"):
+        return f"{e.player} {'deposits' if k == 'deposit' else 'withdraws'} {amount}"
+    return k
+
+
+def replay_document(store: Store, round_id: int) -> dict[str, Any]:
+    """A recorded round: its record, its events in order, and its reconstruction."""
+    row = store.round_row(round_id)
+    if row is None:
+        raise InputError(f"no round {round_id} in the store")
+    stored = store.round_events(round_id)
+    evts: list[Event] = [s["event"] for s in stored]
+    engine = evts
+    cut = next((i for i, e in enumerate(evts) if e.kind == "void"), None)
+    if cut is not None:
+        engine = evts[:cut]
+    doc: dict[str, Any] = {
+        "round": {
+            "id": int(row["id"]),
+            "table": row["table_id"],
+            "number": int(row["number"]),
+            "status": row["status"],
+            "rules": row["rules"],
+            "started_at": row["started_at"],
+            "ended_at": row["ended_at"],
+            "house": int(row["house"]),
+            "players": row["players"],
+        },
+        "events": [
+            {"seq": s["seq"], "at": s["at"], "hash": s["hash"]} | s["event"].to_dict()
+            for s in stored
+        ],
+    }
+    try:
+        rebuilt = replay(engine)
+        doc["reconstructed"] = rebuilt.events == engine
+        result = result_document(rebuilt)
+        result.pop("events")
+        doc["result"] = result
+    except PontoonError as exc:
+        doc["reconstructed"] = False
+        doc["result"] = {"error": str(exc)}
+    return doc
+
+
+def replay_text(doc: dict[str, Any]) -> str:
+    r = doc["round"]
+    lines = [
+        f"Round {r['id']}: table {r['table']!r} round {r['number']}, rules {r['rules']}, "
+        f"{r['status']}",
+        f"Started {r['started_at']}" + (f", ended {r['ended_at']}" if r["ended_at"] else ""),
+    ]
+    lines.append(
+        "Players: "
+        + ", ".join(f"{p} {signed(n)}" for p, n in r["players"].items())
+        + f"; house {signed(r['house'])}"
+    )
+    ok = doc.get("reconstructed")
+    lines.append(
+        "Reconstruction (8.6): the engine, given these cards and decisions, writes this same log."
+        if ok
+        else "Reconstruction FAILED: the engine's replay differs from this log."
+    )
+    lines.append("")
+    for step, e in enumerate(doc["events"], 1):
+        event = Event.from_dict({k: v for k, v in e.items() if k not in ("seq", "at", "hash")})
+        rule = f"  (rule {event.rule})" if event.rule and event.kind != "rules" else ""
+        lines.append(f"{step:>4}. {event_text(event)}{rule}")
+    result = doc.get("result", {})
+    if "dealer" in result:
+        lines.append("")
+        d = result["dealer"]
+        lines.append(f"Dealer: {' '.join(d['cards'])} = {d['total']}")
+        for box in result["boxes"]:
+            for i, hand in enumerate(box["hands"]):
+                name = f"Box {box['box']}" + (f" hand {i + 1}" if len(box["hands"]) > 1 else "")
+                wagers = ", ".join(
+                    f"{w['player']} {dollars(w['amount'])} {w['outcome'] or 'open'}"
+                    + (f" {w['odds']}" if w.get("odds") else "")
+                    + f" {signed(w['net'])}"
+                    for w in hand["wagers"]
+                )
+                lines.append(f"{name}: {' '.join(hand['cards'])} = {hand['total']}; {wagers}")
+    return "\n".join(lines)
+
+
+def _day_bound(text: str, end: bool) -> str:
+    """A --since/--until value as stored time text; a bare date is the whole day."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text) + timedelta(days=1 if end else 0)
+            return day.isoformat() + "T00:00:00.000000Z"
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{text!r} is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM") from None
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+OUTCOMES = ("win", "lose", "push", "over", "void", "open")
+
+
+def list_rounds(
+    store: Store,
+    *,
+    table: str | None = None,
+    player: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    outcome: str | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """Rounds, newest first, filtered. ``outcome`` win/lose/push: the player's net (any
+    player's without ``player``) in a finished round; over/void/open: the round's status."""
+    rp = round_players.c
+    q = select(rounds)
+    conds = []
+    if table:
+        conds.append(rounds.c.table_id == table)
+    if since:
+        conds.append(rounds.c.started_at >= _day_bound(since, False))
+    if until:
+        conds.append(rounds.c.started_at < _day_bound(until, True))
+    if outcome is not None and outcome not in OUTCOMES:
+        raise InputError(f"--outcome is one of {', '.join(OUTCOMES)}")
+    if outcome in ("over", "void", "open"):
+        conds.append(rounds.c.status == outcome)
+    pick = [rp.round_id == rounds.c.id]
+    if player:
+        pick.append(rp.player == player)
+    if outcome in ("win", "lose", "push"):
+        conds.append(rounds.c.status == "over")
+        pick.append({"win": rp.net > 0, "lose": rp.net < 0, "push": rp.net == 0}[outcome])
+    if player or outcome in ("win", "lose", "push"):
+        conds.append(exists().where(and_(*pick)))
+    q = q.where(*conds).order_by(rounds.c.id.desc())
+    if limit is not None:
+        q = q.limit(limit)
+    out: list[dict[str, Any]] = []
+    with store.read() as conn:
+        rows = [dict(r._mapping) for r in conn.execute(q)]
+        ids = [r["id"] for r in rows]
+        nets: dict[int, dict[str, int]] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            for pr in conn.execute(
+                select(round_players).where(rp.round_id.in_(part)).order_by(rp.player)
+            ):
+                nets.setdefault(int(pr.round_id), {})[str(pr.player)] = int(pr.net)
+    for r in rows:
+        out.append(
+            {
+                "id": int(r["id"]),
+                "table": r["table_id"],
+                "number": int(r["number"]),
+                "status": r["status"],
+                "rules": r["rules"],
+                "started_at": r["started_at"],
+                "ended_at": r["ended_at"],
+                "house": int(r["house"]),
+                "players": nets.get(int(r["id"]), {}),
+            }
+        )
+    return out
+
+
+def rounds_text(items: list[dict[str, Any]]) -> str:
+    if not items:
+        return "No rounds."
+    lines = [f"{'id':>6}  {'table':<12} {'no.':>5}  {'started (UTC)':<19}  {'status':<6}  players"]
+    for r in items:
+        who = ", ".join(f"{p} {signed(n)}" for p, n in r["players"].items())
+        started = r["started_at"][:19].replace("T", " ")
+        lines.append(
+            f"{r['id']:>6}  {r['table']:<12} {r['number']:>5}  {started:<19}  {r['status']:<6}  "
+            f"{who}; house {signed(r['house'])}"
+        )
+    return "\n".join(lines)

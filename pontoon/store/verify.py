@@ -1,0 +1,298 @@
+"""``pontoon verify``: every table's hash chain, the ledger, the rounds, and each round's log
+against the rules engine.
+
+What is checked, table by table, in chain order:
+
+1. the events are numbered 1, 2, 3, ... and each hash is ``link(previous hash, content)``;
+   the table's recorded head is the chain's last event (nothing cut off the end);
+2. the ledger holds exactly one entry per money event, equal to what the event says, and no
+   other; no player's balance nor the layout ever goes below zero; house, players and layout
+   together hold what was deposited less what was withdrawn;
+3. each round's row and players agree with its events (status, times, house, nets, numbers);
+4. each round's log replays through the engine to the same log (8.6), and a finished round
+   leaves nothing on the layout: no wager is settled twice or left unsettled.
+
+The first problem found is *the first broken link*; later ones may follow from it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from pontoon.errors import PontoonError
+from pontoon.events import Event
+from pontoon.replay import replay
+from pontoon.store import chain
+from pontoon.store.db import Store, event_of
+from pontoon.store.schema import events, ledger, round_players, rounds, tables
+
+
+@dataclass(slots=True)
+class Report:
+    tables: int = 0
+    events: int = 0
+    rounds: int = 0
+    entries: int = 0
+    heads: dict[str, tuple[int, str]] = field(default_factory=dict)
+    balances: dict[str, dict[str, int]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "first_broken_link": self.problems[0] if self.problems else None,
+            "problems": self.problems,
+            "tables": self.tables,
+            "events": self.events,
+            "rounds": self.rounds,
+            "ledger_entries": self.entries,
+            "heads": {t: {"seq": s, "hash": h} for t, (s, h) in self.heads.items()},
+            "balances": self.balances,
+        }
+
+
+@dataclass(slots=True)
+class _Stored:
+    seq: int
+    round_id: int | None
+    at: str
+    event: Event
+
+
+def verify(store: Store) -> Report:
+    report = Report()
+    with store.read() as conn:
+        heads = {r.id: (int(r.head_seq), str(r.head_hash)) for r in conn.execute(select(tables))}
+        chain_tables = sorted(
+            set(heads) | set(conn.execute(select(events.c.table_id).distinct()).scalars())
+        )
+        round_rows = {int(r.id): dict(r._mapping) for r in conn.execute(select(rounds))}
+        players: dict[int, dict[str, int]] = defaultdict(dict)
+        for r in conn.execute(select(round_players)):
+            players[int(r.round_id)][str(r.player)] = int(r.net)
+        report.tables = len(chain_tables)
+        report.rounds = len(round_rows)
+        seen_rounds: set[int] = set()
+        for table in chain_tables:
+            stored = _check_chain(conn, table, heads.get(table), report)
+            _check_ledger(conn, table, stored, report)
+            by_round: dict[int, list[_Stored]] = defaultdict(list)
+            for s in stored:
+                if s.round_id is not None:
+                    by_round[s.round_id].append(s)
+            _check_rounds(table, by_round, round_rows, players, report)
+            seen_rounds |= set(by_round)
+        for rid, row in sorted(round_rows.items()):
+            if rid not in seen_rounds:
+                report.problems.append(
+                    f"round {rid} (table {row['table_id']!r}): recorded but no event of its "
+                    "chain belongs to it"
+                )
+    return report
+
+
+def _check_chain(
+    conn: Any, table: str, head: tuple[int, str] | None, report: Report
+) -> list[_Stored]:
+    """The table's events as far as the chain holds (the rest is not to be trusted)."""
+    out: list[_Stored] = []
+    prev, expected = chain.GENESIS, 1
+    broken = False
+    if head is None:
+        report.problems.append(f"table {table!r}: events without a table record")
+        broken = True
+    rows = conn.execute(select(events).where(events.c.table_id == table).order_by(events.c.seq))
+    for row in rows:
+        report.events += 1
+        if broken:
+            continue
+        seq = int(row.seq)
+        e = event_of(row)
+        rid = None if row.round_id is None else int(row.round_id)
+        where = f"table {table!r} event {seq}" + (f" (round {rid})" if rid is not None else "")
+        if seq != expected:
+            what = "missing" if seq > expected else "out of order"
+            report.problems.append(
+                f"table {table!r} event {expected}: {what} (the next stored event is {seq})"
+            )
+            broken = True
+            continue
+        h = chain.link(prev, table, seq, rid, str(row.at), e)
+        if h != row.hash:
+            report.problems.append(
+                f"{where}: its hash does not match its content and the previous link "
+                f"(a {e.kind} event was changed, moved or inserted)"
+            )
+            broken = True
+            continue
+        out.append(_Stored(seq, rid, str(row.at), e))
+        prev, expected = h, expected + 1
+    if head is not None:
+        report.heads[table] = head
+        if not broken and (expected - 1, prev) != head:
+            report.problems.append(
+                f"table {table!r}: the head says event {head[0]} but the chain ends at event "
+                f"{expected - 1} (events were removed from the end, or the head was changed)"
+            )
+    return out
+
+
+def _check_ledger(conn: Any, table: str, stored: list[_Stored], report: Report) -> None:
+    derived: dict[int, tuple[Any, ...]] = {}
+    for s in stored:
+        money = chain.entry(s.event) if s.event.kind in chain.MONEY_KINDS else None
+        if money is not None:
+            derived[s.seq] = (s.round_id, s.at, money[0], s.event.player, *money[1:])
+    last = stored[-1].seq if stored else 0
+    found: set[int] = set()
+    rows = conn.execute(select(ledger).where(ledger.c.table_id == table).order_by(ledger.c.seq))
+    for r in rows:
+        report.entries += 1
+        seq = int(r.seq)
+        have = (
+            None if r.round_id is None else int(r.round_id),
+            str(r.at),
+            str(r.kind),
+            r.player,
+            str(r.from_account),
+            str(r.to_account),
+            int(r.amount),
+        )
+        if seq in found:
+            report.problems.append(f"ledger of table {table!r}: two entries for event {seq}")
+        found.add(seq)
+        if seq > last:
+            continue  # beyond the trusted chain: reported there
+        if derived.get(seq) != have:
+            want = derived.get(seq)
+            report.problems.append(
+                f"ledger of table {table!r}, entry for event {seq}: stored {_entry_text(have)}, "
+                f"the chain says {_entry_text(want) if want else 'no money moved'}"
+            )
+    for seq in sorted(set(derived) - found):
+        report.problems.append(
+            f"ledger of table {table!r}: no entry for the {derived[seq][2]} of event {seq}"
+        )
+    balances: dict[str, int] = defaultdict(int)
+    for seq in sorted(derived):
+        _, _, kind, _, src, dst, amount = derived[seq]
+        balances[src] -= amount
+        balances[dst] += amount
+        if src not in (chain.HOUSE, chain.CASHIER) and balances[src] < 0:
+            report.problems.append(
+                f"ledger of table {table!r}, event {seq}: {src} goes below zero "
+                f"({balances[src]}) with a {kind} of {amount}"
+            )
+    inside = sum(v for k, v in balances.items() if k != chain.CASHIER)
+    if inside != -balances.get(chain.CASHIER, 0):
+        report.problems.append(
+            f"ledger of table {table!r}: house, players and layout hold {inside}, but "
+            f"{-balances.get(chain.CASHIER, 0)} was put in"
+        )
+    report.balances[table] = {k: v for k, v in sorted(balances.items()) if v}
+
+
+def _entry_text(entry: tuple[Any, ...] | None) -> str:
+    if entry is None:
+        return "nothing"
+    _, _, kind, _, src, dst, amount = entry
+    return f"{kind} {amount} from {src} to {dst}"
+
+
+def _check_rounds(
+    table: str,
+    by_round: dict[int, list[_Stored]],
+    round_rows: dict[int, dict[str, Any]],
+    players: dict[int, dict[str, int]],
+    report: Report,
+) -> None:
+    numbers: list[tuple[int, int]] = []
+    for rid, stored in sorted(by_round.items(), key=lambda kv: kv[1][0].seq):
+        row = round_rows.get(rid)
+        name = f"round {rid} (table {table!r})"
+        if row is None:
+            report.problems.append(f"{name}: its events have no round record")
+            continue
+        numbers.append((stored[0].seq, int(row["number"])))
+        evts = [s.event for s in stored]
+        last = evts[-1]
+        status = "open"
+        if last.kind == "end":
+            status = "void" if last.detail == "void" else "over"
+        house = sum(e.amount or 0 for e in evts if e.kind == "collect")
+        house -= sum(e.amount or 0 for e in evts if e.kind == "pay")
+        nets: dict[str, int] = {}
+        layout = 0
+        for e in evts:
+            if e.kind in ("stake", "return", "pay") and e.player is not None:
+                sign = -1 if e.kind == "stake" else 1
+                nets[e.player] = nets.get(e.player, 0) + sign * (e.amount or 0)
+            if e.kind == "stake":
+                layout += e.amount or 0
+            elif e.kind in ("return", "collect"):
+                layout -= e.amount or 0
+        want = {
+            "table_id": table,
+            "status": status,
+            "rules": (evts[0].rule or "")[:64],
+            "started_at": stored[0].at,
+            "ended_at": None if status == "open" else stored[-1].at,
+            "first_seq": stored[0].seq,
+            "last_seq": stored[-1].seq,
+            "house": house,
+        }
+        for key, value in want.items():
+            if row[key] != value:
+                report.problems.append(
+                    f"{name}: its record says {key} {row[key]!r}, its events say {value!r}"
+                )
+        if players.get(rid, {}) != nets:
+            report.problems.append(
+                f"{name}: its players' nets {players.get(rid, {})} differ from its events' {nets}"
+            )
+        if status != "open" and layout != 0:
+            report.problems.append(
+                f"{name}: {layout} is left on the layout at its end (a wager settled twice or "
+                "never)"
+            )
+        problem = _replays(evts, status)
+        if problem:
+            report.problems.append(f"{name}: {problem}")
+    for i, (_, number) in enumerate(sorted(numbers)):
+        if number != i + 1:
+            report.problems.append(
+                f"table {table!r}: round number {number} where {i + 1} was expected"
+            )
+            break
+
+
+def _replays(evts: list[Event], status: str) -> str | None:
+    """None when the engine, replaying the round's decisions on its cards, writes the same
+    log (for a void round: the log before the void)."""
+    engine = evts
+    if status == "void":
+        cut = next((i for i, e in enumerate(evts) if e.kind == "void"), None)
+        if cut is None:
+            return "it ends as void but has no void event"
+        engine = evts[:cut]
+    try:
+        again = replay(engine).events
+    except PontoonError as exc:
+        return f"its log does not replay: {exc}"
+    except (ValueError, KeyError, TypeError, AssertionError) as exc:
+        return f"its log does not replay: {exc!r}"
+    if again != engine:
+        i = next((i for i, (a, b) in enumerate(zip(again, engine, strict=False)) if a != b), None)
+        i = min(len(again), len(engine)) if i is None else i
+        return f"its log differs from the engine's replay at its event {i + 1}"
+    if status == "over" and engine[-1].kind != "end":
+        return "it is over but its log has no end"
+    return None
