@@ -29,6 +29,7 @@ from pontoon.cards import Card
 from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, hard_total
+from pontoon.irregularities import Irregularity
 from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
@@ -390,32 +391,23 @@ class Table:
         self.say((f"{word}: ", "bold yellow"), (str(exc), "yellow"))
 
     def absent(self, rnd: Round) -> None:
-        """16.6: you are not there to act, so each of your hands is drawn to 12 or more and
-        stands; insurance not taken is declined."""
+        """16.6 (15.9 at Blackjack): you are not there to act, so the round goes on under the
+        absent-player procedure; insurance not taken is declined."""
         if rnd.over:
             return
-        self.say(
-            "You have left during the round: your hands are drawn to 12 or more and stand "
-            "(rule 16.6).",
-            style="yellow",
-        )
-        for _ in range(500):  # each step deals a card or ends a hand: far fewer steps
+        if rnd.rules.rule_book == "blackjack":
+            how = "drawn while the hard total is 11 or less and stand (rule 15.9)"
+        else:
+            how = "drawn to 12 or more and stand (rule 16.6)"
+        self.say(f"You have left during the round: your hands are {how}.", style="yellow")
+        absent = Irregularity("absent", by="supervisor")
+        for _ in range(100):  # each step ends a box or takes a default
             if rnd.over:
                 break
-            cur = rnd.current()
-            if cur is None:
-                self.defaults(rnd)
-                continue
-            box, hand = cur
-            hit, stand = Move("hit", box.number), Move("stand", box.number)
-            if hand.total < 12 and rnd.can(hit):
-                rnd.apply(hit)
-            elif rnd.can(stand):
-                rnd.apply(stand)
-            elif rnd.can(hit):
-                rnd.apply(hit)
+            if rnd.can_irregularity(absent):
+                rnd.apply_irregularity(absent)
             else:
-                break
+                self.defaults(rnd)
         self.narrate(rnd)
         if not rnd.over:
             raise PontoonError("the round could not be finished for an absent player (16.6)")
