@@ -17,7 +17,7 @@ from pontoon.events import Event
 from pontoon.irregularities import DRAWING, Irregularity
 from pontoon.round import OMITTED_IN_DEAL, SEVENS, Move, Round
 from pontoon.rules import rules_from_dict
-from pontoon.shoe import ScriptedCards, ShoeNote
+from pontoon.shoe import CardSource, ScriptedCards, ShoeNote
 
 # Action events that the round writes by itself and are not decisions.
 _AUTOMATIC = ("no-more-bets", "peek")
@@ -38,8 +38,9 @@ def move_of(event: Event) -> Move | None:
     )
 
 
-def replay(events: Sequence[Event]) -> Round:
-    """A new round that has made exactly the moves of ``events``."""
+def replay(events: Sequence[Event], source: CardSource | None = None) -> Round:
+    """A new round that has made exactly the moves of ``events``: dealt from the cards the
+    log records, or from ``source`` (a shoe in the state it was in when the round began)."""
     if not events or events[0].kind != "rules" or events[0].detail is None:
         raise InputError("a round's log starts with its rule set")
     rules = rules_from_dict(json.loads(events[0].detail))
@@ -51,8 +52,7 @@ def replay(events: Sequence[Event]) -> Round:
             items.append(Card.parse(e.card))
         elif e.kind in ("shuffle", "burn"):
             items.append((e.kind, e.rule or "", Card.parse(e.card) if e.card else None))
-    source = ScriptedCards(items)
-    rnd = Round(rules, source)
+    rnd = Round(rules, source if source is not None else ScriptedCards(items))
     omitted = any(e.kind == "irregularity" and e.detail == OMITTED_IN_DEAL for e in events)
     dealt = False
     for e in events[1:]:

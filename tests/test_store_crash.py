@@ -27,8 +27,7 @@ from pathlib import Path
 import pytest
 
 from pontoon.events import Event
-from pontoon.replay import move_of
-from pontoon.round import Round
+from pontoon.replay import replay
 from pontoon.rules import load_rules
 from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
@@ -129,19 +128,9 @@ def replay_on_one_shoe(rounds: list[list[Event]]) -> None:
     """The stored rounds, dealt in order from one uninterrupted seeded shoe with the same
     wagers and decisions, are the stored rounds: resumption lost, repeated or reordered no
     card."""
-    rules = load_rules("nz-pontoon")
-    shoe = Shoe(rules, seeded(SEED))
+    shoe = Shoe(load_rules("nz-pontoon"), seeded(SEED))
     for events in rounds:
-        rnd = Round(rules, shoe)
-        for e in events[1:]:
-            if e.kind == "wager":
-                assert e.box is not None and e.player is not None and e.amount is not None
-                rnd.place_wager(e.box, e.player, e.amount)
-            elif e.kind == "action" and e.detail == "no-more-bets":
-                rnd.deal()
-            elif (move := move_of(e)) is not None:
-                rnd.apply(move)
-        assert rnd.events == events
+        assert replay(events, shoe).events == events
 
 
 def test_sigkill_at_random_moments_loses_and_repeats_nothing(url: str) -> None:

@@ -74,6 +74,7 @@ def event_of(row: Row[Any]) -> Event:
         m["detail"],
         m["odds"],
         m["rule"],
+        m["by"],
     )
 
 

@@ -107,6 +107,7 @@ def _schemas() -> dict[str, Any]:
                 ("detail", s),
                 ("odds", s),
                 ("rule", s),
+                ("by", s),
                 ("hash", s),
             ]
         ),

@@ -26,7 +26,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0001"
+HEAD = "0002"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -86,6 +86,7 @@ events = Table(
     Column("detail", Text, nullable=True),
     Column("odds", String(16), nullable=True),
     Column("rule", String(64), nullable=True),
+    Column("by", String(32), nullable=True),
     Column("hash", String(64), nullable=False),
     Index("ix_events_round_id", "round_id"),
 )

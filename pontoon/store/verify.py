@@ -223,10 +223,10 @@ def _check_rounds(
             continue
         numbers.append((stored[0].seq, int(row["number"])))
         evts = [s.event for s in stored]
-        last = evts[-1]
-        status = "open"
-        if last.kind == "end":
-            status = "void" if last.detail == "void" else "over"
+        # A round is over from its "end" event on; procedures for a completed round (16.3,
+        # 16.8) may follow it.
+        end = next((e for e in reversed(evts) if e.kind == "end"), None)
+        status = "open" if end is None else ("void" if end.detail == "void" else "over")
         house = sum(e.amount or 0 for e in evts if e.kind == "collect")
         house -= sum(e.amount or 0 for e in evts if e.kind == "pay")
         nets: dict[str, int] = {}
@@ -293,6 +293,6 @@ def _replays(evts: list[Event], status: str) -> str | None:
         i = next((i for i, (a, b) in enumerate(zip(again, engine, strict=False)) if a != b), None)
         i = min(len(again), len(engine)) if i is None else i
         return f"its log differs from the engine's replay at its event {i + 1}"
-    if status == "over" and engine[-1].kind != "end":
+    if status == "over" and not any(e.kind == "end" for e in engine):
         return "it is over but its log has no end"
     return None
