@@ -118,6 +118,41 @@ def record_rounds(url: str, n: int, seed: int = 11, table: str = "t1") -> None:
 
 
 # ---------------------------------------------------------------------------- schema
+def test_a_store_of_the_first_schema_is_upgraded_and_keeps_its_rounds(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from alembic.config import Config
+    from alembic.migration import MigrationContext
+    from alembic.operations import Operations
+    from alembic.script import ScriptDirectory
+
+    from pontoon.store.db import MIGRATIONS
+
+    with Store(url) as store, store.write() as conn:  # take the store back to revision 0001
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS))
+        script = ScriptDirectory.from_config(cfg)
+        ctx = MigrationContext.configure(
+            conn, opts={"script": script, "fn": lambda rev, _: script._downgrade_revs("0001", rev)}
+        )
+        with Operations.context(ctx):
+            ctx.run_migrations()
+    with Store(url) as store:
+        assert store.revision() == HEAD  # opening upgrades it
+    code, _ = cli(
+        [
+            "round",
+            str(SCENARIOS / "16_4_exposed_card_refused_by_all_becomes_dealer_second_card.json"),
+            "--db",
+            url,
+        ],
+        capsys,
+    )
+    assert code == 0
+    code, out = cli(["verify", "--db", url], capsys)
+    assert code == 0 and out.startswith("intact"), out
+
+
 def test_rounds_with_irregularities_record_verify_and_replay(
     url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
