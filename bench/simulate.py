@@ -1,0 +1,92 @@
+"""Rounds per second of the Monte Carlo kernel (issue 5): one box, the optimal basic chart,
+after compilation, on one core; then the speed-up of two local worker processes and (without
+``--quick``) a Dask LocalCluster of two workers against the same two local processes.
+
+Prints a line per measurement, then one JSON object as the last line (INTERFACES.md,
+Benchmarks) with ``classic_rounds_per_second_per_core`` and
+``nz_pontoon_rounds_per_second_per_core``.
+Run: .venv/bin/python bench/simulate.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+from pontoon.analysis import analyze
+from pontoon.rules import load_rules
+from pontoon.sim.job import Job, run_chunk
+from pontoon.sim.runner import simulate
+
+
+def job_for(preset: str) -> Job:
+    rules = load_rules(preset)
+    chart = analyze(rules, "basic").chart
+    assert chart is not None
+    return Job.build(rules, chart)
+
+
+def one_core(job: Job, rounds: int) -> float:
+    run_chunk(job, 1, 1000)  # compile or load the cached kernel
+    best = 0.0
+    for rep in range(3):
+        start = time.perf_counter()
+        run_chunk(job, 100 + rep, rounds)
+        best = max(best, rounds / (time.perf_counter() - start))
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run")
+    args = parser.parse_args()
+    per_core = 4_000_000 if args.quick else 20_000_000
+    scaled = 8_000_000 if args.quick else 64_000_000
+
+    out: dict[str, object] = {"bench": "simulate"}
+    jobs = {}
+    for preset, key in (
+        ("classic-blackjack", "classic_rounds_per_second_per_core"),
+        ("nz-pontoon", "nz_pontoon_rounds_per_second_per_core"),
+    ):
+        jobs[preset] = job = job_for(preset)
+        rate = one_core(job, per_core)
+        out[key] = round(rate)
+        print(f"{preset}: {rate / 1e6:.2f} M rounds/s on one core (best of 3 x {per_core:,})")
+
+    job = jobs["nz-pontoon"]
+    one = simulate(job, scaled, 1, workers=1, progress=False)
+    two = simulate(job, scaled, 1, workers=2, progress=False)
+    out["one_worker_rounds_per_second"] = round(one.rounds_per_second)
+    out["two_workers_rounds_per_second"] = round(two.rounds_per_second)
+    out["two_worker_speedup"] = round(two.rounds_per_second / one.rounds_per_second, 3)
+    print(
+        f"nz-pontoon, {scaled:,} rounds: 1 worker {one.rounds_per_second / 1e6:.2f} M/s, "
+        f"2 workers {two.rounds_per_second / 1e6:.2f} M/s "
+        f"(x{out['two_worker_speedup']})"
+    )
+    if not args.quick:
+        from distributed import LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
+            simulate(job, 2_000_000, 2, scheduler=cluster.scheduler_address, progress=False)
+            dask = simulate(job, scaled, 1, scheduler=cluster.scheduler_address, progress=False)
+        out["dask_two_workers_rounds_per_second"] = round(dask.rounds_per_second)
+        out["dask_vs_local"] = round(dask.rounds_per_second / two.rounds_per_second, 3)
+        print(
+            f"Dask LocalCluster, 2 workers: {dask.rounds_per_second / 1e6:.2f} M/s "
+            f"(x{out['dask_vs_local']} of local processes)"
+        )
+    out["rounds_per_core_run"] = per_core
+    out["cores"] = 1
+    out["machine_cores"] = os.cpu_count()
+    out["python"] = platform.python_version()
+    out["processor"] = platform.processor() or platform.machine()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The ``pontoon simulate`` command (wired into :mod:`pontoon.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rounds", type=int, default=1_000_000, help="rounds to deal")
+    p.add_argument("--seed", type=int, help="seed (default: a fresh one, shown in the output)")
+    p.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    p.add_argument("--scheduler", help="address of a Dask distributed scheduler")
+    p.add_argument("--strategy", default="basic", help="basic (optimal chart) or a chart CSV")
+    p.add_argument("--boxes", type=int, default=1, help="boxes, one player each (1-7)")
+    p.add_argument("--wager", type=int, default=500, help="wager per box in cents")
+    p.add_argument("--hands-per-session", type=int, default=0, help="session length in rounds")
+    p.add_argument("--bankroll", type=int, default=0, help="a session's bankroll in cents")
+    p.add_argument("--count", help="counting system: hi-lo or a TOML file (tags, ramp)")
+    p.add_argument("--plot", help="write a histogram PNG here")
+    p.add_argument(
+        "--no-others",
+        action="store_true",
+        help="do not count 11.2's payment to the players of the other boxes",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
+    try:
+        from pontoon.sim.job import Job
+    except ImportError:  # numba missing
+        raise InputError("simulate needs numba: pip install 'pontoon[sim]'") from None
+    from pontoon.analysis.chart import Chart
+    from pontoon.sim.counting import Counting
+    from pontoon.sim.results import document, plot, text
+    from pontoon.sim.runner import simulate
+
+    if not rules.table_min <= args.wager <= rules.table_max:
+        raise InputError(
+            f"--wager must be between the table minimum {rules.table_min} and maximum "
+            f"{rules.table_max} (15.6, 15.2), not {args.wager}"
+        )
+    if args.bankroll and not args.hands_per_session:
+        raise InputError("--bankroll needs --hands-per-session")
+    if args.rounds < 1:
+        raise InputError(f"--rounds must be at least 1, not {args.rounds}")
+    if args.strategy == "basic":
+        from pontoon.analysis.report import analyze
+
+        report = analyze(rules, "basic", wager=args.wager)
+        assert report.chart is not None
+        chart, name = report.chart, "basic"
+    elif args.strategy == "composition":
+        raise InputError("simulate plays a chart: --strategy basic or a chart CSV file")
+    else:
+        chart = Chart.read(args.strategy)
+        name = chart.name
+    counting = Counting.read(args.count) if args.count else None
+    job = Job.build(
+        rules,
+        chart,
+        boxes=args.boxes,
+        wager=args.wager,
+        others=not args.no_others,
+        hands_per_session=args.hands_per_session,
+        bankroll=args.bankroll,
+        counting=counting,
+    )
+    seed = args.seed
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbits(63)
+    if seed < 0:
+        raise InputError(f"--seed must not be negative, not {seed}")
+    show = None if not args.no_progress else False
+    run = simulate(
+        job, args.rounds, seed, workers=args.workers, scheduler=args.scheduler, progress=show
+    )
+    doc = document(run, name)
+    if args.plot:
+        plot(doc, args.plot)
+    if args.json:
+        print(json.dumps(doc))
+    else:
+        sys.stdout.write(text(doc))
+    return 0

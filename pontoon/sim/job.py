@@ -1,0 +1,161 @@
+"""A simulation job: the compiled rules, chart and options, and one chunk of it run by the
+kernel. A job pickles small (plain arrays), so local processes and Dask workers can run its
+chunks; each chunk's result depends only on the job and the chunk's key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from pontoon.analysis.chart import Chart
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+from pontoon.sim import compiled as C
+from pontoon.sim.counting import Counting
+
+IntArray = C.IntArray
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+CHUNK_ROUNDS: Final = 1 << 20  # rounds per chunk: fixed, so results do not depend on workers
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to play chunks (arrays compiled from the rule set and chart)."""
+
+    rules: RuleSet
+    params: IntArray
+    totals: IntArray
+    pairs: IntArray
+    prefs: IntArray
+    template: IntArray
+    boxes: int = 1
+    wager: int = 500
+    others: bool = True
+    hands_per_session: int = 0
+    bankroll: int = 0
+    counting: Counting | None = None
+    session_bins: int = 1
+    session_offset: int = 0
+    tags: IntArray = field(default_factory=lambda: np.zeros(52, np.int64))
+    ramp: IntArray = field(default_factory=lambda: np.ones(21, np.int64))
+
+    @classmethod
+    def build(
+        cls,
+        rules: RuleSet,
+        chart: Chart,
+        *,
+        boxes: int = 1,
+        wager: int = 500,
+        others: bool = True,
+        hands_per_session: int = 0,
+        bankroll: int = 0,
+        counting: Counting | None = None,
+    ) -> Job:
+        if not 1 <= boxes <= 7:
+            raise InputError(f"--boxes must be 1 to 7, not {boxes}")
+        if wager < 1:
+            raise InputError(f"--wager must be a positive number of cents, not {wager}")
+        if hands_per_session < 0 or bankroll < 0:
+            raise InputError("--hands-per-session and --bankroll must not be negative")
+        if hands_per_session and bankroll < wager:
+            raise InputError("--hands-per-session needs --bankroll of at least one wager")
+        totals, pairs = C.compile_chart(chart)
+        lo = bankroll // wager + 10
+        bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
+        tags = np.zeros(52, np.int64)
+        ramp = np.ones(21, np.int64)
+        if counting is not None:
+            tags, ramp = counting.tags, counting.ramp
+        return cls(
+            rules,
+            C.compile_rules(rules),
+            totals,
+            pairs,
+            C.preferences(),
+            C.template(rules),
+            boxes,
+            wager,
+            others,
+            hands_per_session,
+            bankroll,
+            counting,
+            bins,
+            lo if hands_per_session else 0,
+            tags,
+            ramp,
+        )
+
+    def chunk_rounds(self, rounds: int) -> list[int]:
+        """The rounds of each chunk: fixed-size chunks (whole sessions), the last one short."""
+        size = CHUNK_ROUNDS
+        if self.hands_per_session:
+            size = max(1, size // self.hands_per_session) * self.hands_per_session
+        full, rest = divmod(rounds, size)
+        return [size] * full + ([rest] if rest else [])
+
+
+@dataclass
+class ChunkResult:
+    """The kernel's accumulators for some chunks (added up in chunk order)."""
+
+    acc: FloatArray
+    hist: IntArray
+    cats: IntArray
+    sessions: IntArray
+    counts: FloatArray
+
+    def add(self, other: ChunkResult) -> None:
+        self.acc += other.acc
+        self.hist += other.hist
+        self.cats += other.cats
+        self.sessions += other.sessions
+        self.counts += other.counts
+
+
+def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[ChunkResult, IntArray]:
+    """Play ``rounds`` rounds from a fresh shoe keyed ``key`` (and the nets of every round and
+    box when ``trace``)."""
+    from pontoon.sim import kernel as K
+
+    opts = np.zeros(K.NOPTS, np.int64)
+    opts[K.O_OTHERS] = job.others
+    opts[K.O_HANDS] = job.hands_per_session
+    opts[K.O_BANKROLL] = job.bankroll
+    opts[K.O_COUNTING] = job.counting is not None
+    opts[K.O_TRACE] = trace
+    opts[K.O_SBINS] = job.session_bins
+    opts[K.O_SOFF] = job.session_offset
+    res = ChunkResult(
+        np.zeros(K.NACC),
+        np.zeros(K.HBINS, np.int64),
+        np.zeros(K.NCATS, np.int64),
+        np.zeros(job.session_bins, np.int64),
+        np.zeros((K.TCBINS, 4)),
+    )
+    nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
+    K.run_chunk(
+        job.params,
+        job.totals,
+        job.pairs,
+        job.prefs,
+        job.template,
+        job.tags,
+        job.ramp,
+        np.uint64(key),
+        rounds,
+        job.boxes,
+        job.wager,
+        opts,
+        res.acc,
+        res.hist,
+        res.cats,
+        res.sessions,
+        res.counts,
+        nets,
+    )
+    return res, nets

@@ -1,0 +1,797 @@
+# mypy: ignore-errors
+"""The compiled kernel: rounds of the game played from a shuffled shoe, exactly as
+:class:`pontoon.round.Round` plays them with one seated player on each box who follows a chart
+and never insures.
+
+The rules come in as the array of :func:`pontoon.sim.compiled.compile_rules`; the chart as
+the tables of :func:`~pontoon.sim.compiled.compile_chart`. Money is whole cents, odds are
+fractions and payments are rounded down (``amount * num // den``), as in
+:mod:`pontoon.settlement`. The shoe is :class:`pontoon.shoe.Shoe`'s: shuffle, cutting card,
+burn card (8.1), reshuffle before a round after the cutting card came out (8.7) or when it is
+next (8.8), and a reshuffle of the discard rack when the shoe runs out mid-round (16.7).
+Shuffles are Fisher-Yates done lazily, one card as it is dealt (:mod:`pontoon.sim.rng`).
+
+Everything is in this one module so that numba caches it as one unit (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pontoon.sim import compiled as C
+
+U64 = np.uint64
+GOLDEN = U64(0x9E3779B97F4A7C15)
+MIX1 = U64(0xBF58476D1CE4E5B9)
+MIX2 = U64(0x94D049BB133111EB)
+M32 = U64(0xFFFFFFFF)
+TWO32 = U64(1 << 32)
+S27 = U64(27)
+S30 = U64(30)
+S31 = U64(31)
+S32 = U64(32)
+ONE = U64(1)
+
+DEALER = 28  # the dealer's cards are hand slot 28; box b's hands use slots 4b..4b+3
+NSLOT = 29
+MAXC = 24  # cards in one hand (21 one-valued aces and a bust card at most)
+
+# hand states, as in pontoon.round
+OPEN = 0
+STOOD = 1
+NATURAL_WAIT = 2
+SUPER_WAIT = 3
+SETTLED = 4
+SURRENDER_WAIT = 5
+
+# accumulators (float64 array acc)
+A_ROUNDS = 0  # rounds dealt
+A_PLAYED = 1  # rounds played (not sat out)
+A_NET = 2  # sum of every box's net, cents
+A_SQ = 3  # sum over rounds of (the round's net over all boxes / base wager) ** 2
+A_WAGERED = 4  # sum of initial wagers, cents
+A_SESSIONS = 5
+A_RUINED = 6
+A_SNET = 7  # sum of session results, cents
+A_SSQ = 8  # sum of (session result / base wager) ** 2
+NACC = 9
+
+# counters (int64 array cats): payment categories 0-8 (compiled.CATEGORY_NAMES), then
+K_DEALER_PONTOON = 9
+K_SURRENDER = 10
+K_SPLIT = 11
+K_DOUBLE = 12
+K_BUST = 13
+K_SHUFFLE = 14
+K_SHUFFLE_16_7 = 15
+NCATS = 16
+
+HBINS = 80  # round net histogram: half-wager bins from -16 (-8 wagers) up
+HOFF = 16
+TCBINS = 21  # true count bins -10..+10
+TCOFF = 10
+# options (int64 array opts)
+O_OTHERS = 0  # count 11.2's payment to the other boxes' players
+O_HANDS = 1  # hands per session (0: no sessions)
+O_BANKROLL = 2  # cents
+O_COUNTING = 3
+O_TRACE = 4
+O_SBINS = 5  # session histogram bins (of one base wager each)
+O_SOFF = 6  # the bin of a zero session result
+NOPTS = 7
+
+
+@njit(cache=True, inline="always")
+def _mix(z: np.uint64) -> np.uint64:
+    z = (z ^ (z >> S30)) * MIX1
+    z = (z ^ (z >> S27)) * MIX2
+    return z ^ (z >> S31)
+
+
+@njit(cache=True)
+def stream_state(key: np.uint64, shuffle: np.int64) -> np.uint64:
+    """As :func:`pontoon.sim.rng.stream_state`."""
+    return _mix(key ^ _mix(U64(shuffle + 1) * GOLDEN))
+
+
+@njit(cache=True)
+def _reject(rs, n, m):
+    """Lemire's rejection step (rare): (state, m) once ``m``'s low half is acceptable."""
+    un = U64(n)
+    t = (TWO32 - un) % un
+    while (m & M32) < t:
+        rs += GOLDEN
+        m = (_mix(rs) >> S32) * un
+    return rs, m
+
+
+@njit(cache=True)
+def _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole):
+    """16.7: the shoe ran out mid-round; the discard rack (every card not on the layout) is
+    put in canonical order to be shuffled. Returns its number of cards."""
+    cnt = np.zeros(52, np.int64)
+    for i in range(tmpl.shape[0]):
+        cnt[tmpl[i]] += 1
+    for b in range(boxes):
+        for k in range(nh[b]):
+            s = order[b, k]
+            if not disc[s]:
+                for i in range(hn[s]):
+                    cnt[hc[s, i]] -= 1
+    for i in range(hn[DEALER]):
+        cnt[hc[DEALER, i]] -= 1
+    if hole >= 0:
+        cnt[hole] -= 1
+    n = 0
+    for code in range(52):
+        for _ in range(cnt[code]):
+            shoe[n] = code
+            n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _better(odds, a, b):
+    """Category a's odds strictly above category b's."""
+    return odds[2 * a] * odds[2 * b + 1] > odds[2 * b] * odds[2 * a + 1]
+
+
+@njit(cache=True)
+def _win_cat(n, total, doubled, c0, c1, c2, bonus, odds):
+    """settlement.win_odds for a hand that is not a pontoon: the category of the best odds.
+    ``bonus``: (bonuses, bonus_on_double); ``odds``: (num, den) of every category. Scalars
+    and tuples only, so the call costs no reference counting."""
+    if not bonus[0] or (doubled and not bonus[1]) or total != 21:
+        return C.EVEN
+    best = C.EVEN
+    if n == 5:
+        cand = C.FIVE
+    elif n == 6:
+        cand = C.SIX
+    elif n >= 7:
+        cand = C.SEVEN
+    else:
+        cand = -1
+    if cand >= 0 and _better(odds, cand, best):
+        best = cand
+    if n == 3:
+        r0 = c0 % 13 + 1
+        r1 = c1 % 13 + 1
+        r2 = c2 % 13 + 1
+        lo = min(r0, r1, r2)
+        hi = max(r0, r1, r2)
+        mid = r0 + r1 + r2 - lo - hi
+        if (lo == 6 and mid == 7 and hi == 8) or (lo == 7 and hi == 7):
+            s0 = c0 // 13
+            if s0 == c1 // 13 and s0 == c2 // 13:
+                cand = C.SPADES if s0 == 0 else C.SUITED
+            else:
+                cand = C.MIXED
+            if _better(odds, cand, best):
+                best = cand
+    return best
+
+
+@njit(cache=True, inline="always")
+def _won(amount, odds, cat):
+    """settlement.winnings, rounded down to the cent (exact: the quotient is never within a
+    rounding error of a whole number unless it is one)."""
+    x = amount * odds[2 * cat]
+    den = odds[2 * cat + 1]
+    return x if den == 1 else np.int64(x / den)
+
+
+@njit(cache=True)
+def _legal(a, n, t, doubled, from_split, split_aces, pair, nhands, upv, acted, rules):
+    """Round._check_hit/_stand/_double/_split/_surrender for the seated player. ``rules``:
+    (hit_split_aces, must_draw_below, double_after_split, double_on, split_max_hands,
+    resplit_aces, surrender) as compiled; scalars only, so the call costs no reference
+    counting."""
+    hsa, must, das, don, smax, rsa, surr = rules
+    if a == C.HIT:
+        return not doubled and not (split_aces and not hsa) and t < 21
+    if a == C.STAND:  # 14.1(d)
+        return doubled or t >= must or split_aces
+    if a == C.DOUBLE:
+        if doubled or (split_aces and not hsa) or (from_split and not das):
+            return False
+        if don != 1 and n != 2:
+            return False
+        if don == 2:
+            return 9 <= t <= 11
+        if don == 3:
+            return 10 <= t <= 11
+        return True
+    if a == C.SPLIT:
+        return pair and nhands < smax and not (split_aces and not rsa)
+    # surrender (9.3): the first decision on a box's first two cards
+    if surr == 0:
+        return False
+    if surr == 2 and upv != 1 and upv != 10:
+        return False
+    return nhands == 1 and n == 2 and not acted
+
+
+@njit(cache=True)
+def _record_session(acc, shist, snet, wager, soff, sbins, ruined):
+    acc[A_SESSIONS] += 1
+    acc[A_RUINED] += ruined
+    acc[A_SNET] += snet
+    acc[A_SSQ] += (snet / wager) ** 2
+    shist[min(max(snet // wager + soff, 0), sbins - 1)] += 1
+
+
+@njit(cache=True)
+def run_chunk(
+    P,
+    tot,
+    pairs,
+    pref,
+    tmpl,
+    tags,
+    ramp,
+    key,
+    nrounds,
+    boxes,
+    wager,
+    opts,
+    acc,
+    hist,
+    cats,
+    shist,
+    tcs,
+    trace,
+):
+    """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
+    others = opts[O_OTHERS]
+    hands = opts[O_HANDS]
+    bankroll = opts[O_BANKROLL]
+    counting = opts[O_COUNTING]
+    tracing = opts[O_TRACE]
+    sbins = opts[O_SBINS]
+    soff = opts[O_SOFF]
+    peek = P[C.PEEK]
+    p21 = P[C.P21]
+    h17 = P[C.H17]
+    by_value = P[C.SPLIT_BY_VALUE]
+    per_deck = P[C.CARDS_PER_DECK]
+    full_cut = P[C.BEHIND_CUT]
+    burn = P[C.BURN]
+    ntmpl = tmpl.shape[0]
+    odds = (
+        P[C.ODDS],
+        P[C.ODDS + 1],
+        P[C.ODDS + 2],
+        P[C.ODDS + 3],
+        P[C.ODDS + 4],
+        P[C.ODDS + 5],
+        P[C.ODDS + 6],
+        P[C.ODDS + 7],
+        P[C.ODDS + 8],
+        P[C.ODDS + 9],
+        P[C.ODDS + 10],
+        P[C.ODDS + 11],
+        P[C.ODDS + 12],
+        P[C.ODDS + 13],
+        P[C.ODDS + 14],
+        P[C.ODDS + 15],
+        P[C.ODDS + 16],
+        P[C.ODDS + 17],
+    )
+    bonus = (P[C.BONUSES], P[C.BONUS_ON_DOUBLE])
+    rules = (
+        P[C.HSA],
+        P[C.MUST_DRAW],
+        P[C.DAS],
+        P[C.DOUBLE_ON],
+        P[C.SPLIT_MAX],
+        P[C.RSA],
+        P[C.SURRENDER],
+    )
+    hsa = P[C.HSA]
+    rsa = P[C.RSA]
+    smax = P[C.SPLIT_MAX]
+    sup = P[C.SUPER]
+    surr = P[C.SURRENDER]
+    surr_num = P[C.SURR_NUM]
+    surr_den = P[C.SURR_DEN]
+    takes_all = P[C.TAKES_ALL]
+    sb_min = P[C.SB_MIN]
+    sb_threshold = P[C.SB_THRESHOLD]
+    sb_large = P[C.SB_LARGE]
+    sb_small = P[C.SB_SMALL]
+    sb_others = P[C.SB_OTHERS]
+
+    shoe = np.empty(ntmpl, np.int64)
+    hc = np.zeros((NSLOT, MAXC), np.int64)
+    hn = np.zeros(NSLOT, np.int64)
+    hard = np.zeros(NSLOT, np.int64)
+    ace = np.zeros(NSLOT, np.int64)
+    state = np.zeros(NSLOT, np.int64)
+    dbl = np.zeros(NSLOT, np.int64)
+    fsp = np.zeros(NSLOT, np.int64)
+    sac = np.zeros(NSLOT, np.int64)
+    disc = np.zeros(NSLOT, np.int64)
+    acted = np.zeros(NSLOT, np.int64)
+    amount = np.zeros(NSLOT, np.int64)
+    order = np.zeros((7, 4), np.int64)
+    nh = np.zeros(7, np.int64)
+    net = np.zeros(7, np.int64)
+    snet = np.zeros(7, np.int64)
+    sn = np.zeros(7, np.int64)
+
+    # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
+    pos = 0
+    ncards = 0
+    bcut = 0  # cards behind the cutting card
+    cutr = False  # the cutting card has come out (8.7)
+    nshuf = 0  # shuffles so far: each has its own stream
+    rs = U64(0)  # the stream's state
+    seen = 0  # counting: shoe[:seen] are in the running count
+    rc = 0
+
+    n_played = 0
+    net_sum = 0
+    sq_sum = 0.0
+    wagered = 0
+    for r in range(nrounds):
+        # 7, 8.7, 8.8: reshuffle before the round
+        if nshuf == 0 or cutr or ncards - pos <= bcut:
+            shoe[:ntmpl] = tmpl
+            ncards = ntmpl
+            pos = 0
+            bcut = full_cut
+            cutr = False
+            rs = stream_state(key, nshuf)
+            nshuf += 1
+            cats[K_SHUFFLE] += 1
+            if burn:  # 8.1: popped without the cutting-card check
+                rs += GOLDEN
+                m = (_mix(rs) >> S32) * U64(ncards)
+                if (m & M32) < U64(ncards):
+                    rs, m = _reject(rs, ncards, m)
+                j = np.int64(m >> S32)
+                c = shoe[j]
+                shoe[j] = shoe[0]
+                shoe[0] = c
+                pos = 1
+            seen = pos
+            rc = 0
+        # the wager: flat, or by the true count
+        w = wager
+        play = 1
+        tcb = 0
+        if counting:
+            for i in range(seen, pos):
+                rc += tags[shoe[i]]
+            seen = pos
+            left = ncards - pos
+            tc = rc * per_deck / left if left > 0 else 0.0
+            tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
+            if ramp[tcb] == 0:
+                play = 0  # Wonging out: the round is dealt without the player
+            else:
+                w = wager * ramp[tcb]
+        if hands and play:  # a session ends when the bankroll left cannot cover the wager
+            for b in range(boxes):
+                if bankroll + snet[b] < w:
+                    _record_session(acc, shist, snet[b], wager, soff, sbins, 1)
+                    snet[b] = 0
+                    sn[b] = 0
+        # a fresh layout
+        for b in range(boxes):
+            nh[b] = 1
+            order[b, 0] = 4 * b
+            net[b] = 0
+            s = 4 * b  # the other slots are set when a split makes them
+            hn[s] = 0
+            hard[s] = 0
+            ace[s] = 0
+            state[s] = OPEN
+            dbl[s] = 0
+            fsp[s] = 0
+            sac[s] = 0
+            disc[s] = 0
+            acted[s] = 0
+            amount[s] = w
+        hn[DEALER] = 0
+        hard[DEALER] = 0
+        ace[DEALER] = 0
+        hole = -1
+        # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
+        ndeal = 2 * boxes + 1 + peek
+        for i in range(ndeal):
+            # ---- Shoe.draw (the same block thrice below)
+            left = ncards - pos
+            if left == 0:  # 16.7
+                if counting:
+                    for x in range(seen, pos):
+                        rc += tags[shoe[x]]
+                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                pos = 0
+                seen = 0
+                bcut = 0
+                rs = stream_state(key, nshuf)
+                nshuf += 1
+                cats[K_SHUFFLE_16_7] += 1
+                left = ncards
+            if left <= bcut:
+                cutr = True
+            rs += GOLDEN
+            m = (_mix(rs) >> S32) * U64(left)
+            if (m & M32) < U64(left):
+                rs, m = _reject(rs, left, m)
+            j = pos + np.int64(m >> S32)
+            c = shoe[j]
+            shoe[j] = shoe[pos]
+            shoe[pos] = c
+            pos += 1
+            # ----
+            if i < boxes:
+                s = 4 * i
+            elif i == boxes:
+                s = DEALER
+            elif i <= 2 * boxes:
+                s = 4 * (i - boxes - 1)
+            else:
+                hole = c
+                break
+            hc[s, hn[s]] = c
+            hn[s] += 1
+            v = min(c % 13 + 1, 10)
+            hard[s] += v
+            if v == 1:
+                ace[s] = 1
+        upv = hard[DEALER]
+        uprank = hc[DEALER, 0] % 13 + 1
+        ended = False
+        if peek and (upv == 1 or upv == 10):  # noqa: SIM102
+            if upv + min(hole % 13 + 1, 10) == 11:  # a dealer blackjack at the peek
+                ended = True
+                cats[K_DEALER_PONTOON] += play
+                for b in range(boxes):
+                    s = 4 * b
+                    if hard[s] == 11 and ace[s]:
+                        if p21:
+                            net[b] += _won(w, odds, C.NATURAL)
+                            cats[C.NATURAL] += play
+                    else:
+                        net[b] -= w
+        if not ended:
+            # 9.1: interim settlement of pontoons
+            for b in range(boxes):
+                s = 4 * b
+                if hard[s] == 11 and ace[s]:
+                    if p21 or peek:
+                        net[b] += _won(w, odds, C.NATURAL)
+                        cats[C.NATURAL] += play
+                        state[s] = SETTLED
+                        disc[s] = 1
+                    else:
+                        state[s] = NATURAL_WAIT
+            # 8.3: the boxes in turn, each hand to completion (13.5)
+            for b in range(boxes):
+                k = 0
+                while k < nh[b]:
+                    s = order[b, k]
+                    need = hn[s] == 1  # a split hand's second card
+                    while True:
+                        if need:
+                            need = False
+                            # ---- Shoe.draw
+                            left = ncards - pos
+                            if left == 0:  # 16.7
+                                if counting:
+                                    for x in range(seen, pos):
+                                        rc += tags[shoe[x]]
+                                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                                pos = 0
+                                seen = 0
+                                bcut = 0
+                                rs = stream_state(key, nshuf)
+                                nshuf += 1
+                                cats[K_SHUFFLE_16_7] += 1
+                                left = ncards
+                            if left <= bcut:
+                                cutr = True
+                            rs += GOLDEN
+                            m = (_mix(rs) >> S32) * U64(left)
+                            if (m & M32) < U64(left):
+                                rs, m = _reject(rs, left, m)
+                            j = pos + np.int64(m >> S32)
+                            c = shoe[j]
+                            shoe[j] = shoe[pos]
+                            shoe[pos] = c
+                            pos += 1
+                            # ----
+                            n = hn[s]
+                            hc[s, n] = c
+                            n += 1
+                            hn[s] = n
+                            v = min(c % 13 + 1, 10)
+                            hs = hard[s] + v
+                            hard[s] = hs
+                            if v == 1:
+                                ace[s] = 1
+                            # Round._after_card
+                            if hs > 21:  # 14.2
+                                net[b] -= amount[s] * (1 + dbl[s])
+                                state[s] = SETTLED
+                                disc[s] = 1
+                                cats[K_BUST] += play
+                            elif hs == 21 or (hs == 11 and ace[s]):
+                                if (
+                                    sup
+                                    and not fsp[s]
+                                    and not dbl[s]
+                                    and uprank == 7
+                                    and n == 3
+                                    and hc[s, 0] % 13 == 6
+                                    and hc[s, 1] == hc[s, 0]
+                                    and hc[s, 2] == hc[s, 0]
+                                ):
+                                    state[s] = SUPER_WAIT  # 11.2: paid at the end
+                                elif p21:  # 9.2: paid at once
+                                    cat = _win_cat(
+                                        n, 21, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
+                                    )
+                                    net[b] += _won(amount[s] * (1 + dbl[s]), odds, cat)
+                                    cats[cat] += play
+                                    state[s] = SETTLED
+                                    disc[s] = 1
+                                else:
+                                    state[s] = STOOD
+                            elif sac[s] and not hsa:  # 14.1(c)
+                                resplit = n == 2 and hc[s, 1] % 13 == 0 and rsa and nh[b] < smax
+                                if not resplit:
+                                    state[s] = STOOD
+                            if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
+                                state[s] = STOOD
+                        if state[s] != OPEN:
+                            break
+                        c0 = hc[s, 0]
+                        c1 = hc[s, 1]
+                        hs = hard[s]
+                        # the chart's move: the pair's row when the cards may be split,
+                        # then the total's; each cell's first legal action; else hit, stand
+                        n = hn[s]
+                        soft = ace[s] == 1 and hs <= 11
+                        t = hs + 10 if soft else hs
+                        dd = dbl[s]
+                        fs = fsp[s]
+                        sa = sac[s]
+                        nhb = nh[b]
+                        ac = acted[s]
+                        pair = False
+                        if n == 2:
+                            if by_value:
+                                pair = min(c0 % 13 + 1, 10) == min(c1 % 13 + 1, 10)
+                            else:
+                                pair = c0 % 13 == c1 % 13
+                        a = -1
+                        for row in range(2):
+                            if row == 0:
+                                if not pair:
+                                    continue
+                                code = pairs[min(c0 % 13 + 1, 10) - 1, upv - 1]
+                            else:
+                                code = tot[1 if soft else 0, t, upv - 1]
+                            for jj in range(3):
+                                x = pref[code, jj]
+                                if x < 0:
+                                    break
+                                if _legal(x, n, t, dd, fs, sa, pair, nhb, upv, ac, rules):
+                                    a = x
+                                    break
+                            if a >= 0:
+                                break
+                        if a < 0:
+                            if _legal(C.HIT, n, t, dd, fs, sa, pair, nhb, upv, ac, rules):
+                                a = C.HIT
+                            else:
+                                a = C.STAND
+                        acted[s] = 1
+                        if a == C.STAND:
+                            state[s] = STOOD
+                            break
+                        if a == C.SURRENDER_ACTION:
+                            cats[K_SURRENDER] += play
+                            if surr == 1 or peek:  # settled at once
+                                net[b] -= amount[s] - amount[s] * surr_num // surr_den
+                                state[s] = SETTLED
+                                disc[s] = 1
+                            else:
+                                state[s] = SURRENDER_WAIT  # 9.4: after the dealer's 2nd card
+                            break
+                        if a == C.SPLIT:  # 13: the new hand is played next
+                            cats[K_SPLIT] += play
+                            ns = 4 * b + nh[b]
+                            for i in range(nh[b], k + 1, -1):
+                                order[b, i] = order[b, i - 1]
+                            order[b, k + 1] = ns
+                            nh[b] += 1
+                            v = min(c1 % 13 + 1, 10)
+                            hc[ns, 0] = c1
+                            hn[ns] = 1
+                            hard[ns] = v
+                            ace[ns] = v == 1
+                            fsp[ns] = 1
+                            sac[ns] = v == 1
+                            amount[ns] = amount[s]
+                            state[ns] = OPEN
+                            dbl[ns] = 0
+                            disc[ns] = 0
+                            acted[ns] = 0
+                            v = min(c0 % 13 + 1, 10)
+                            hn[s] = 1
+                            hard[s] = v
+                            fsp[s] = 1
+                            sac[s] = v == 1
+                        elif a == C.DOUBLE:
+                            cats[K_DOUBLE] += play
+                            dbl[s] = 1
+                        need = True
+                    k += 1
+            # 8.5, 14.3, 14.4: the dealer's second card (only if a hand waits for it) and
+            # draws (only if a hand stood)
+            full = False
+            second = False
+            for b in range(boxes):
+                for k in range(nh[b]):
+                    x = state[order[b, k]]
+                    if x == STOOD:
+                        full = True
+                    elif x == NATURAL_WAIT or x == SURRENDER_WAIT:  # noqa: SIM109
+                        second = True
+            second = second or full
+            dnat = False
+            if second:
+                if peek:
+                    c = hole
+                    hole = -1
+                    hc[DEALER, 1] = c
+                    hn[DEALER] = 2
+                    v = min(c % 13 + 1, 10)
+                    hard[DEALER] += v
+                    if v == 1:
+                        ace[DEALER] = 1
+                while True:
+                    hs = hard[DEALER]
+                    if hn[DEALER] == 2:
+                        dnat = hs == 11 and ace[DEALER] == 1
+                        if dnat or not full:
+                            break
+                    if hn[DEALER] >= 2:
+                        soft = ace[DEALER] and hs <= 11
+                        t = hs + 10 if soft else hs
+                        if t > 17 or (t == 17 and not (soft and h17)):
+                            break
+                    # ---- Shoe.draw
+                    left = ncards - pos
+                    if left == 0:  # 16.7
+                        if counting:
+                            for x in range(seen, pos):
+                                rc += tags[shoe[x]]
+                        ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                        pos = 0
+                        seen = 0
+                        bcut = 0
+                        rs = stream_state(key, nshuf)
+                        nshuf += 1
+                        cats[K_SHUFFLE_16_7] += 1
+                        left = ncards
+                    if left <= bcut:
+                        cutr = True
+                    rs += GOLDEN
+                    m = (_mix(rs) >> S32) * U64(left)
+                    if (m & M32) < U64(left):
+                        rs, m = _reject(rs, left, m)
+                    j = pos + np.int64(m >> S32)
+                    c = shoe[j]
+                    shoe[j] = shoe[pos]
+                    shoe[pos] = c
+                    pos += 1
+                    # ----
+                    hc[DEALER, hn[DEALER]] = c
+                    hn[DEALER] += 1
+                    v = min(c % 13 + 1, 10)
+                    hard[DEALER] += v
+                    if v == 1:
+                        ace[DEALER] = 1
+            if dnat:
+                cats[K_DEALER_PONTOON] += play
+            hs = hard[DEALER]
+            d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
+            # Round._settle_all
+            for b in range(boxes):
+                cap = w  # 13.7: what a dealer pontoon may still take from the box's player
+                for k in range(nh[b]):
+                    s = order[b, k]
+                    x = state[s]
+                    if x == SETTLED:
+                        continue
+                    stake = amount[s] * (1 + dbl[s])
+                    if x == STOOD:
+                        if dnat:
+                            if takes_all:
+                                net[b] -= stake
+                            else:
+                                lost = min(stake, cap)
+                                cap -= lost
+                                net[b] -= lost
+                        else:
+                            hs = hard[s]
+                            p = hs + 10 if (ace[s] and hs <= 11) else hs
+                            if d > 21 or p > d:
+                                cat = C.EVEN
+                                if p == 21:
+                                    cat = _win_cat(
+                                        hn[s], p, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
+                                    )
+                                    if cat != C.EVEN:
+                                        cats[cat] += play
+                                net[b] += _won(stake, odds, cat)
+                            elif p < d:
+                                net[b] -= stake
+                    elif x == SURRENDER_WAIT:
+                        if dnat:  # 9.4
+                            net[b] -= stake
+                        else:
+                            net[b] -= stake - stake * surr_num // surr_den
+                    elif x == SUPER_WAIT:
+                        if stake < sb_min:
+                            cat = _win_cat(3, 21, 0, hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds)
+                            net[b] += _won(stake, odds, cat)
+                            cats[cat] += play
+                        else:
+                            if stake >= sb_threshold:
+                                net[b] += sb_large
+                            else:
+                                net[b] += sb_small
+                            cats[C.SUPER_BONUS] += play
+                            if others:
+                                for ob in range(boxes):
+                                    if ob != b:
+                                        net[ob] += sb_others
+                    elif x == NATURAL_WAIT:  # noqa: SIM102
+                        if not dnat:
+                            net[b] += _won(stake, odds, C.NATURAL)
+                            cats[C.NATURAL] += play
+        if counting:  # the round's cards are seen (the hole card too, at the end)
+            for i in range(seen, pos):
+                rc += tags[shoe[i]]
+            seen = pos
+        # the round's results
+        if tracing:
+            for b in range(boxes):
+                trace[r, b] = net[b]
+        total = 0
+        for b in range(boxes):
+            total += net[b]
+        if counting:
+            u = total / (w * boxes)
+            tcs[tcb, 0] += 1
+            tcs[tcb, 1] += u
+            tcs[tcb, 2] += u * u
+            tcs[tcb, 3] += play
+        if play:
+            n_played += 1
+            net_sum += total
+            sq_sum += (total / wager) * (total / wager)
+            wagered += w * boxes
+            for b in range(boxes):
+                x = net[b]
+                hist[min(max(int(np.floor((4 * x + w) / (2 * w))) + HOFF, 0), HBINS - 1)] += 1
+                if hands:
+                    snet[b] += x
+                    sn[b] += 1
+                    if sn[b] == hands:
+                        _record_session(acc, shist, snet[b], wager, soff, sbins, 0)
+                        snet[b] = 0
+                        sn[b] = 0
+    acc[A_ROUNDS] += nrounds
+    acc[A_PLAYED] += n_played
+    acc[A_NET] += net_sum
+    acc[A_SQ] += sq_sum
+    acc[A_WAGERED] += wagered

@@ -1,0 +1,63 @@
+"""The kernel's rounds played by the round engine itself: the reference the kernel is
+tested against (``tests/test_sim_equivalence.py``).
+
+:func:`engine_nets` deals from a real :class:`pontoon.shoe.Shoe` whose shuffles are the
+kernel's (:class:`pontoon.sim.rng.KernelShuffler`), seats one player per box with the job's
+wager, and plays the chart through :class:`pontoon.round.Round` exactly as the kernel reads
+it: the pair's row (when the two cards may be split), then the total's row, each cell a
+preference order of which the first legal action is taken; insurance is declined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pontoon.analysis.chart import CODES, Chart, pair_row, total_row
+from pontoon.hand import is_pair, is_soft, total
+from pontoon.round import INSURANCE, Move, Round
+from pontoon.shoe import Shoe
+from pontoon.sim.compiled import ACTION_NAMES, IntArray, preferences
+from pontoon.sim.job import Job
+from pontoon.sim.rng import KernelShuffler
+
+_PREFS = preferences()
+
+
+def _wishes(code: str) -> list[str]:
+    return [ACTION_NAMES[a] for a in _PREFS[CODES.index(code)] if a >= 0]
+
+
+def chart_move(rnd: Round, chart: Chart) -> Move:
+    """The chart's move for the hand in turn: the first legal action the cells ask for."""
+    cur = rnd.current()
+    assert cur is not None
+    box, hand = cur
+    up = rnd.dealer[0].value
+    wish: list[str] = []
+    if len(hand.cards) == 2 and is_pair(hand.cards[0], hand.cards[1], rnd.rules.split_by):
+        wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
+    wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
+    for action in (*wish, "hit", "stand"):
+        move = Move(action, box.number)
+        if rnd.can(move):
+            return move
+    raise AssertionError("no legal move")
+
+
+def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
+    """(rounds, boxes): each box's player's net in cents, round by round."""
+    shoe = Shoe(job.rules, KernelShuffler(key))
+    players = [f"p{b}" for b in range(1, job.boxes + 1)]
+    out = np.zeros((rounds, job.boxes), np.int64)
+    for r in range(rounds):
+        rnd = Round(job.rules, shoe)
+        for b, p in enumerate(players, start=1):
+            rnd.place_wager(b, p, job.wager)
+        rnd.deal()
+        while not rnd.over:
+            if rnd.phase == INSURANCE or rnd.follow_ups is not None:
+                rnd.apply_defaults()
+            else:
+                rnd.apply(chart_move(rnd, chart))
+        out[r] = [rnd.net(p) for p in players]
+    return out

@@ -1,0 +1,185 @@
+"""Running a job's chunks: in this process, on local processes, or on a Dask cluster.
+
+The rounds are cut into chunks of a fixed size (:meth:`Job.chunk_rounds`); chunk ``i`` plays
+from a fresh shoe with the key drawn from the ``i``-th child of ``SeedSequence(seed)``.
+Results are added up in chunk order, so the same seed gives the same answer with any number
+of workers or on any cluster.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pontoon.errors import InputError
+from pontoon.sim.job import ChunkResult, Job, run_chunk
+
+
+def chunk_keys(seed: int, chunks: int) -> list[int]:
+    """One 64-bit key per chunk, from independent children of one SeedSequence."""
+    children = np.random.SeedSequence(seed).spawn(chunks)
+    return [int(c.generate_state(1, np.uint64)[0]) for c in children]
+
+
+@dataclass
+class Run:
+    """What a simulation produced and how long it took."""
+
+    job: Job
+    seed: int
+    rounds: int
+    result: ChunkResult
+    seconds: float
+    workers: int
+    chunks: int
+    scheduler: str | None = None
+
+    @property
+    def rounds_per_second(self) -> float:
+        return self.rounds / self.seconds if self.seconds > 0 else 0.0
+
+
+def _task(job: Job, key: int, rounds: int) -> ChunkResult:
+    return run_chunk(job, key, rounds)[0]
+
+
+Progress = Callable[[int], None]
+
+
+def simulate(
+    job: Job,
+    rounds: int,
+    seed: int,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | None = None,
+) -> Run:
+    """Play ``rounds`` rounds of ``job`` and add up the results."""
+    if rounds < 1:
+        raise InputError(f"--rounds must be at least 1, not {rounds}")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, not {workers}")
+    sizes = job.chunk_rounds(rounds)
+    keys = chunk_keys(seed, len(sizes))
+    run_chunk(job, 1, 1)  # compile (or load the cached kernel) before the clock and the fork
+    show = sys.stderr.isatty() if progress is None else progress
+    start = time.perf_counter()
+    with _progress(rounds, show) as advance:
+        if scheduler is not None:
+            parts = _dask(job, keys, sizes, scheduler, advance)
+        elif workers == 1 or len(sizes) == 1:
+            parts = []
+            for key, n in zip(keys, sizes, strict=True):
+                parts.append(_task(job, key, n))
+                advance(n)
+        else:
+            parts = _local(job, keys, sizes, workers, advance)
+    seconds = time.perf_counter() - start
+    total = parts[0]
+    for part in parts[1:]:
+        total.add(part)
+    return Run(job, seed, rounds, total, seconds, workers, len(sizes), scheduler)
+
+
+def _local(
+    job: Job, keys: list[int], sizes: list[int], workers: int, advance: Progress
+) -> list[ChunkResult]:
+    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    out: dict[int, ChunkResult] = {}
+    with ProcessPoolExecutor(max_workers=min(workers, len(sizes)), mp_context=ctx) as pool:
+        futures = {
+            pool.submit(_task, job, key, n): (i, n)
+            for i, (key, n) in enumerate(zip(keys, sizes, strict=True))
+        }
+        for fut in as_completed(futures):
+            i, n = futures[fut]
+            out[i] = fut.result()
+            advance(n)
+    return [out[i] for i in range(len(sizes))]
+
+
+def _dask(
+    job: Job, keys: list[int], sizes: list[int], address: str, advance: Progress
+) -> list[ChunkResult]:
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise InputError("--scheduler needs Dask: pip install 'pontoon[sim]'") from None
+    try:
+        client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        shared = client.scatter(job, broadcast=True)  # type: ignore[no-untyped-call]
+        futures = client.map(_task, [shared] * len(keys), keys, sizes, pure=False)
+        index = {f.key: (i, n) for i, (f, n) in enumerate(zip(futures, sizes, strict=True))}
+        out: dict[int, ChunkResult] = {}
+        for fut in dask_completed(futures):  # type: ignore[no-untyped-call]
+            i, n = index[fut.key]
+            out[i] = fut.result()
+            advance(n)
+    return [out[i] for i in range(len(sizes))]
+
+
+class _progress:
+    """A rich progress bar with rounds/s and ETA on stderr (when asked), else nothing."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        self.total = total
+        self.show = show
+        self.bar: Any = None
+
+    def __enter__(self) -> Progress:
+        if not self.show:
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        class _Rate(TextColumn):
+            def render(self, task: Any) -> Any:
+                from rich.text import Text
+
+                speed = task.finished_speed or task.speed
+                return Text(f"{speed / 1e6:.1f} M rounds/s" if speed else "")
+
+        self.bar = Progress(
+            TextColumn("simulating"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            _Rate(""),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.bar.start()
+        task = self.bar.add_task("rounds", total=self.total)
+        return lambda n: self.bar.advance(task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def iter_bins(hist: np.ndarray[Any, Any]) -> Iterator[tuple[int, int]]:
+    """(bin, count) of the non-empty bins."""
+    for i in np.flatnonzero(hist):
+        yield int(i), int(hist[i])
