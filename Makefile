@@ -11,11 +11,11 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis,server,sim]'
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/pontoon play
+	$(BIN)/pontoon serve
 
 test: $(STAMP) lint types pytest
 

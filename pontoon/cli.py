@@ -54,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategy", help="the optimal basic strategy chart (text, csv, png)")
     _common(p)
     analysis_options(p, command="strategy")
+    from pontoon.sim.command import add_options as sim_options
+
+    p = sub.add_parser("simulate", help="Monte Carlo rounds on the compiled kernel")
+    _common(p)
+    sim_options(p)
+    from pontoon.server.serve import add_options as serve_options
+
+    p = sub.add_parser("serve", help="the multi-player table server and its web page")
+    _common(p)
+    serve_options(p)
     return parser
 
 
@@ -111,12 +121,26 @@ def cmd_strategy(args: argparse.Namespace) -> int:
     return strategy_command(_rules(args), args)
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from pontoon.sim.command import simulate_command
+
+    return simulate_command(_rules(args), args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pontoon.server.serve import serve
+
+    return serve(args)
+
+
 COMMANDS = {
     "rules": cmd_rules,
     "round": cmd_round,
     "play": cmd_play,
     "analyze": cmd_analyze,
     "strategy": cmd_strategy,
+    "simulate": cmd_simulate,
+    "serve": cmd_serve,
 }
 
 

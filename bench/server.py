@@ -1,0 +1,233 @@
+"""The table server under load: bots play on a local server (127.0.0.1 only).
+
+N tables × 3 players (one box each) play for S seconds: each bot bets the table minimum, the
+first calls the deal once the three boxes hold wagers, and each decides with a simple rule
+(no insurance, hit below 17, else stand). The server runs in its own process (``pontoon
+serve``) on an SQLite store in a temporary directory. Reports actions/s (acknowledged
+messages: wagers, deals, decisions) and the p50/p99 latency from sending a message to its
+acknowledgement, which comes after the commit. Then ``pontoon verify`` checks the store and
+the decisions acknowledged are counted against the decisions recorded: zero lost, zero
+duplicated.
+
+Last line: one JSON object (INTERFACES.md, Benchmarks).
+Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import websockets
+
+HOST = "127.0.0.1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.acts_ok = 0
+        self.refused: dict[str, int] = {}
+
+
+async def bot(
+    base: str, table: str, name: str, box: int, first: bool, stop: float, st: Stats
+) -> None:
+    async with httpx.AsyncClient(base_url=base) as http:
+        r = await http.post(f"/api/tables/{table}/join", json={"name": name})
+        r.raise_for_status()
+        token = r.json()["token"]
+    async with websockets.connect(f"ws://{base[7:]}/ws/{table}?token={token}") as ws:
+        state: dict[str, Any] = json.loads(await ws.recv())
+        n = 0
+
+        async def request(msg: dict[str, Any]) -> dict[str, Any]:
+            nonlocal n, state
+            n += 1
+            msg["id"] = f"{name}-{n}"
+            t0 = time.perf_counter()
+            await ws.send(json.dumps(msg))
+            while True:
+                m = json.loads(await ws.recv())
+                if m["type"] == "state":
+                    state = m
+                elif m.get("ref") == msg["id"]:
+                    st.latencies.append(time.perf_counter() - t0)
+                    if m["type"] == "error":
+                        st.refused[m.get("code", "?")] = st.refused.get(m.get("code", "?"), 0) + 1
+                    elif msg["type"] == "act":
+                        st.acts_ok += 1
+                    return m
+
+        async def next_state() -> None:
+            nonlocal state
+            while True:
+                m = json.loads(await ws.recv())
+                if m["type"] == "state":
+                    state = m
+                    return
+
+        while time.monotonic() < stop:
+            s = state
+            mine = [b for b in s["boxes"] if name in b["players"]]
+            if s["phase"] in ("idle", "over") or (s["phase"] == "betting" and not mine):
+                await request({"type": "bet", "box": box, "amount": s["rules"]["table_min"]})
+                continue
+            if s["phase"] == "betting" and first and len(s["boxes"]) >= 3:
+                await request({"type": "deal"})
+                continue
+            legal = s["legal"]
+            if legal:
+                acts = {m["action"]: m for m in legal}
+                move = acts.get("no-insurance") or acts.get("decline") or acts.get("complete")
+                if move is None:
+                    b = next(x for x in s["boxes"] if x["box"] == legal[0]["box"])
+                    hand = b["hands"][s["awaiting"]["hand"]] if s["awaiting"] else b["hands"][0]
+                    want = "hit" if hand["total"] < 17 else "stand"
+                    move = acts.get(want) or acts.get("stand") or acts.get("hit") or legal[0]
+                msg = {
+                    "type": "act",
+                    "action": move["action"],
+                    "box": move["box"],
+                    "v": s["version"],
+                }
+                if move.get("follow") is not None:
+                    msg["follow"] = move["follow"]
+                await request(msg)
+                continue
+            try:
+                await asyncio.wait_for(next_state(), timeout=max(0.05, stop - time.monotonic()))
+            except TimeoutError:
+                break
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return 0.0
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+async def run(base: str, tables: int, seconds: float) -> tuple[Stats, float]:
+    st = Stats()
+    start = time.monotonic()
+    stop = start + seconds
+    bots = [
+        bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, stop, st)
+        for t in range(tables)
+        for i in range(3)
+    ]
+    await asyncio.gather(*bots)
+    return st, time.monotonic() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run (5 tables, 5 s)")
+    parser.add_argument("--tables", type=int)
+    parser.add_argument("--seconds", type=float)
+    args = parser.parse_args()
+    tables = args.tables or (5 if args.quick else 50)
+    seconds = args.seconds or (5.0 if args.quick else 60.0)
+    port = _free_port()
+    base = f"http://{HOST}:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        url = f"sqlite:///{db}"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pontoon.cli",
+            "serve",
+            "--host",
+            HOST,
+            "--port",
+            str(port),
+            "--db",
+            url,
+            "--bankroll",
+            "100000000",
+            "--supervisor-token",
+            "bench-supervisor",
+        ]
+        for t in range(tables):
+            cmd += ["--table", f"t{t}"]
+        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{base}/api/tables", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start")
+                time.sleep(0.1)
+            st, elapsed = asyncio.run(run(base, tables, seconds))
+        finally:
+            server.terminate()
+            server.wait(30)
+        verified = (
+            subprocess.run(
+                [sys.executable, "-m", "pontoon.cli", "verify", "--db", url],
+                capture_output=True,
+                text=True,
+            ).returncode
+            == 0
+        )
+        con = sqlite3.connect(db)
+        (recorded,) = con.execute(
+            "SELECT count(*) FROM events WHERE kind = 'action' AND player IS NOT NULL"
+        ).fetchone()
+        (rounds,) = con.execute("SELECT count(*) FROM rounds WHERE status = 'over'").fetchone()
+        con.close()
+    lost = max(0, st.acts_ok - recorded)
+    duplicated = max(0, recorded - st.acts_ok)
+    result = {
+        "bench": "server",
+        "tables": tables,
+        "players": tables * 3,
+        "seconds": round(elapsed, 1),
+        "actions": len(st.latencies),
+        "actions_per_second": round(len(st.latencies) / elapsed, 1),
+        "p50_ms": round(_percentile(st.latencies, 0.50) * 1000, 2),
+        "p99_ms": round(_percentile(st.latencies, 0.99) * 1000, 2),
+        "rounds": rounds,
+        "decisions_acknowledged": st.acts_ok,
+        "decisions_recorded": recorded,
+        "lost": lost,
+        "duplicated": duplicated,
+        "refused": st.refused,
+        "verify": "ok" if verified else "BROKEN",
+        "store": "sqlite",
+        "cores": os.cpu_count(),
+    }
+    print(
+        f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "
+        f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; {rounds} rounds; "
+        f"lost {lost}, duplicated {duplicated}; verify {result['verify']}"
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""The ASGI application: the page, a small JSON API and one WebSocket per client.
+
+HTTP: ``GET /api/tables`` · ``POST /api/tables/{table}/join`` ``{"name"}`` → a session token ·
+``GET /api/tables/{table}/state?token=`` · ``GET /api/tables/{table}/history`` ·
+``GET /api/rounds/{id}`` (a recorded round's events, for the replay) ·
+``GET /api/tables/{table}/chart`` (the optimal basic strategy, for the hint).
+WebSocket: ``/ws/{table}?token=TOKEN``; the messages are in :mod:`pontoon.server.protocol`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from pontoon.errors import PontoonError
+from pontoon.store.db import Store
+from pontoon.store.show import list_rounds, replay_document
+
+from .protocol import (
+    MAX_MESSAGE,
+    Act,
+    BadMessage,
+    Bet,
+    Deal,
+    JoinRequest,
+    Message,
+    Procedure,
+    parse,
+)
+from .table import HIDDEN, WRITER, Refused, Session, Table, TableConfig
+
+STATIC = Path(__file__).parent / "static"
+SEEN = 64  # idempotency keys remembered per session
+
+
+class _Socket:
+    def __init__(self, ws: WebSocket, session: Session) -> None:
+        self.ws = ws
+        self.session = session
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.ws.send_json(message)
+
+
+class Hub:
+    """The server's tables and sessions."""
+
+    def __init__(self, store: Store, configs: list[TableConfig], supervisor_token: str) -> None:
+        self.store = store
+        self.tables = {c.name: Table(c, store) for c in configs}
+        self.sessions: dict[str, Session] = {}
+        self.supervisor_token = supervisor_token
+        self.charts: dict[str, Any] = {}
+
+    def session(self, table: str, token: str | None) -> Session:
+        if not token:
+            raise Refused("a session token is required: join the table first", code="auth")
+        if secrets.compare_digest(token, self.supervisor_token):
+            return Session(token, "supervisor", "supervisor", table)
+        s = self.sessions.get(token)
+        if s is None or s.table != table:
+            raise Refused("unknown session token for this table", code="auth")
+        return s
+
+    def table(self, name: str) -> Table:
+        t = self.tables.get(name)
+        if t is None:
+            raise HTTPException(404, f"no table {name!r}")
+        return t
+
+    def join(self, table: Table, name: str) -> Session:
+        if any(s.name == name and s.table == table.name for s in self.sessions.values()):
+            raise HTTPException(409, f"{name!r} is already at table {table.name!r}")
+        table.join(name)
+        token = secrets.token_urlsafe(24)
+        s = Session(token, name, "player", table.name)
+        self.sessions[token] = s
+        return s
+
+    async def handle(self, table: Table, session: Session, text: str | bytes) -> dict[str, Any]:
+        """One message: applied (committed, then broadcast) or refused with nothing changed.
+        Returns the reply for the sender."""
+        msg = parse(text)
+        if msg.id is not None and msg.id in session.seen:
+            return session.seen[msg.id] | {"duplicate": True}
+        if msg.type in ("state", "ping"):
+            return {"type": "ok", "ref": msg.id, "version": table.version, "refresh": True}
+        try:
+            return await self._apply(table, session, msg)
+        except Refused as exc:
+            return _error(exc, msg.id)
+
+    async def _apply(self, table: Table, session: Session, msg: Message) -> dict[str, Any]:
+        async with table.lock:
+            v = getattr(msg, "v", None)
+            if v is not None and table.stale(session, v):
+                raise Refused(
+                    f"the table has moved on (version {table.version}, not {v}): "
+                    "look again before you decide",
+                    code="stale",
+                )
+            try:
+                if isinstance(msg, Bet):
+                    table.bet(session, msg)
+                elif isinstance(msg, Deal):
+                    table.deal(session)
+                elif isinstance(msg, Act):
+                    table.act(session, msg)
+                elif isinstance(msg, Procedure):
+                    table.procedure(session, msg)
+            except PontoonError as exc:
+                table._reload()  # an unexpected engine error: the store is the truth
+                raise Refused(f"{exc}", code="error") from None
+            try:
+                await table.commit()
+            except PontoonError as exc:  # the store refused: the table was taken back from it
+                await table.broadcast()
+                raise Refused(f"not recorded: {exc}", code="error") from None
+            reply: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
+            if msg.id is not None:
+                session.seen[msg.id] = reply
+                while len(session.seen) > SEEN:
+                    session.seen.popitem(last=False)
+            await table.broadcast()
+        return reply
+
+
+def _error(exc: Exception, ref: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "error", "error": str(exc), "ref": ref}
+    if isinstance(exc, Refused):
+        out["code"] = exc.code
+        if exc.rule:
+            out["rule"] = exc.rule
+    else:
+        out["code"] = "invalid"
+    return out
+
+
+def _chart(table: Table) -> dict[str, Any]:
+    from pontoon.analysis.report import analyze
+
+    report = analyze(table.rules, "basic")
+    assert report.chart is not None
+    return {"rules": table.rules.name, "ev": report.ev, "cells": report.chart.cells}
+
+
+def create_app(
+    store_url: str,
+    tables: list[TableConfig],
+    supervisor_token: str | None = None,
+) -> FastAPI:
+    """The application for ``tables`` recorded in the store at ``store_url``."""
+    token = supervisor_token or secrets.token_urlsafe(24)
+    state: dict[str, Hub] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store(store_url)
+        hub = Hub(store, tables, token)
+        state["hub"] = hub
+        app.state.hub = hub
+        for t in hub.tables.values():
+            t._arm_timer()  # a resumed round's turn timer
+        yield
+        for t in hub.tables.values():
+            t.close()
+        store.close()
+
+    app = FastAPI(title="Pontoon table server", lifespan=lifespan)
+    app.state.supervisor_token = token
+
+    def hub() -> Hub:
+        return state["hub"]
+
+    @app.get("/")
+    async def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/tables")
+    async def list_tables() -> list[dict[str, Any]]:
+        out = []
+        for t in hub().tables.values():
+            s = t.state(None)
+            out.append(
+                {
+                    "name": t.name,
+                    "rules": s["rules"],
+                    "phase": s["phase"],
+                    "round": s["round"],
+                    "players": sorted(t.names),
+                }
+            )
+        return out
+
+    @app.post("/api/tables/{name}/join")
+    async def join(name: str, body: JoinRequest) -> dict[str, Any]:
+        t = hub().table(name)
+        async with t.lock:
+            loop = asyncio.get_running_loop()
+            s = await loop.run_in_executor(WRITER, hub().join, t, body.name)
+            t.version += 1
+            await t.broadcast()
+        return {
+            "token": s.token,
+            "table": t.name,
+            "player": s.name,
+            "ws": f"/ws/{t.name}?token={s.token}",
+        }
+
+    @app.get("/api/tables/{name}/state")
+    async def table_state(name: str, token: str | None = None) -> dict[str, Any]:
+        t = hub().table(name)
+        session = None
+        if token:
+            try:
+                session = hub().session(name, token)
+            except Refused as exc:
+                raise HTTPException(401, str(exc)) from None
+        return t.state(session)
+
+    @app.get("/api/tables/{name}/history")
+    async def history(name: str, limit: int = 50) -> list[dict[str, Any]]:
+        hub().table(name)
+        return await asyncio.to_thread(
+            list_rounds, hub().store, table=name, limit=max(1, min(limit, 500))
+        )
+
+    @app.get("/api/rounds/{rid}")
+    async def round_doc(rid: int) -> dict[str, Any]:
+        try:
+            doc = await asyncio.to_thread(replay_document, hub().store, rid)
+        except PontoonError as exc:
+            raise HTTPException(404, str(exc)) from None
+        if doc["round"]["status"] == "open":
+            raise HTTPException(409, "the round is still being played")
+        for e in doc["events"]:
+            if e.get("kind") in HIDDEN and e.get("kind") == "burn":
+                e.pop("card", None)  # a burnt card stays face down
+            e.pop("hash", None)
+        return doc
+
+    @app.get("/api/tables/{name}/chart")
+    async def chart(name: str) -> dict[str, Any]:
+        t = hub().table(name)
+        key = t.rules.name + str(sorted(t.rules.to_dict().items()))
+        if key not in hub().charts:
+            hub().charts[key] = await asyncio.to_thread(_chart, t)
+        result: dict[str, Any] = hub().charts[key]
+        return result
+
+    @app.exception_handler(Refused)
+    async def refused(request: Any, exc: Refused) -> JSONResponse:
+        return JSONResponse(_error(exc), status_code=400)
+
+    @app.websocket("/ws/{name}")
+    async def ws(websocket: WebSocket, name: str, token: str | None = None) -> None:
+        await websocket.accept()
+        t = hub().tables.get(name)
+        try:
+            if t is None:
+                raise Refused(f"no table {name!r}", code="table")
+            session = hub().session(name, token)
+        except Refused as exc:
+            await websocket.send_json(_error(exc))
+            await websocket.close(code=4401)
+            return
+        client = _Socket(websocket, session)
+        t.clients.add(client)
+        await client.send(t.state(session))  # a reconnecting client gets the current state
+        try:
+            while True:
+                incoming = await websocket.receive()
+                if incoming["type"] == "websocket.disconnect":
+                    break
+                text = incoming.get("text")
+                if text is None:
+                    text = incoming.get("bytes") or b""
+                try:
+                    if len(text) > MAX_MESSAGE:
+                        raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
+                    reply = await hub().handle(t, session, text)
+                except BadMessage as exc:
+                    reply = _error(exc)
+                await client.send(reply)
+                if reply.get("refresh"):
+                    await client.send(t.state(session))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            t.clients.discard(client)
+
+    return app

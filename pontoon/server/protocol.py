@@ -1,0 +1,89 @@
+"""The messages a client may send, validated with pydantic: unknown fields, wrong types and
+oversized messages are refused with a readable error (and change nothing)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+MAX_MESSAGE = 4096  # bytes: larger messages are refused unread
+ID = Annotated[str, Field(min_length=1, max_length=64)]
+Box = Annotated[int, Field(ge=1, le=7)]
+Amount = Annotated[int, Field(ge=1, le=10**12)]
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: ID | None = None  # idempotency key: a message sent twice with one id applies once
+
+
+class Bet(_Msg):
+    type: Literal["bet"]
+    box: Box
+    amount: Amount
+
+
+class Deal(_Msg):
+    type: Literal["deal"]
+
+
+class Act(_Msg):
+    """A decision. ``v`` is the table's version the client saw: a stale click is refused."""
+
+    type: Literal["act"]
+    action: Annotated[str, Field(min_length=1, max_length=16)]
+    box: Box
+    hand: Annotated[int, Field(ge=0, le=3)] | None = None
+    amount: Amount | None = None
+    follow: Literal["both", 0, 1] | None = None
+    v: Annotated[int, Field(ge=0)] | None = None
+
+
+class Procedure(_Msg):
+    """A section 16 procedure (supervisor only)."""
+
+    type: Literal["irregularity"]
+    kind: Annotated[str, Field(min_length=1, max_length=32)]
+    box: Box | None = None
+    hand: Annotated[int, Field(ge=0, le=3)] | None = None
+    player: Annotated[str, Field(min_length=1, max_length=24)] | None = None
+    card: Annotated[str, Field(min_length=2, max_length=3)] | None = None
+    v: Annotated[int, Field(ge=0)] | None = None
+
+
+class Refresh(_Msg):
+    type: Literal["state", "ping"]
+
+
+Message = Bet | Deal | Act | Procedure | Refresh
+_ADAPTER: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="type")])
+
+
+class BadMessage(Exception):
+    """A message that is not valid; the text says why."""
+
+
+def parse(text: str | bytes) -> Message:
+    if len(text) > MAX_MESSAGE:
+        raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
+    try:
+        data: Any = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        raise BadMessage("not JSON") from None
+    if not isinstance(data, dict):
+        raise BadMessage("a message is a JSON object with a 'type'")
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors()[:3]:
+            where = ".".join(str(x) for x in err["loc"]) or "message"
+            parts.append(f"{where}: {err['msg']}")
+        raise BadMessage("invalid message: " + "; ".join(parts)) from None
+
+
+class JoinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9_\-]+$")]

@@ -1,0 +1,82 @@
+"""``pontoon serve``: the table server on 127.0.0.1:8000 with the SQLite store ./pontoon.db."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+from typing import Any
+
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet, load_rules, parse_set_options
+
+from .table import TableConfig
+
+DEFAULT_DB = "sqlite:///pontoon.db"
+TOKEN_ENV = "PONTOON_SUPERVISOR_TOKEN"
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"store (default {DEFAULT_DB})")
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="NAME[=RULES]",
+        help="a table and its rule set (repeatable; default: kauri and rimu)",
+    )
+    p.add_argument("--turn-seconds", type=float, default=30.0, help="turn timer (16.6)")
+    p.add_argument("--deal-seconds", type=float, default=30.0, help="betting time")
+    p.add_argument("--bankroll", type=int, default=100_000, help="a new player's money (cents)")
+    p.add_argument(
+        "--supervisor-token", help=f"the supervisor's token (default ${TOKEN_ENV} or random)"
+    )
+
+
+def table_configs(args: argparse.Namespace) -> list[TableConfig]:
+    overrides = parse_set_options(args.set)
+    specs: list[tuple[str, RuleSet]] = []
+    for spec in args.table:
+        name, _, source = spec.partition("=")
+        if not name or len(name) > 32 or not name.replace("-", "").isalnum():
+            raise InputError(f"serve: bad table name {name!r}")
+        specs.append((name, load_rules(source or args.rules, overrides)))
+    if not specs:
+        base = load_rules(args.rules, overrides)
+        high = base.replace(table_min=base.table_min * 5, table_max=base.table_max * 5)
+        specs = [("kauri", base), ("rimu", high)]
+    if len({n for n, _ in specs}) != len(specs):
+        raise InputError("serve: two tables with one name")
+    return [
+        TableConfig(n, r, args.turn_seconds, args.deal_seconds, args.bankroll) for n, r in specs
+    ]
+
+
+def _url(db: str) -> str:
+    return db if "://" in db else f"sqlite:///{db}"
+
+
+def serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:  # pragma: no cover - the extra is missing
+        msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
+        raise InputError(msg) from None
+    token = args.supervisor_token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    configs = table_configs(args)
+    app = create_app(_url(args.db), configs, token)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
+    print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
+    if not (args.supervisor_token or os.environ.get(TOKEN_ENV)):
+        print(f"supervisor token: {token}", file=sys.stderr, flush=True)
+    config: Any = uvicorn.Config(
+        app, host=args.host, port=args.port, log_level="warning", ws_max_size=65536
+    )
+    uvicorn.Server(config).run()
+    return 0

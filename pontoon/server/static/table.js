@@ -1,0 +1,349 @@
+"use strict";
+// The Pontoon table page: one WebSocket to the server, everything drawn from its state.
+const $ = (id) => document.getElementById(id);
+const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+const CHIPS = [500, 1000, 2500, 5000];
+const KEYS = { h: "hit", s: "stand", d: "double", p: "split", r: "surrender", i: "insure",
+  n: "no-insurance" };
+const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
+  surrender: "Surrender", insure: "Insure", "no-insurance": "No insurance", decline: "Decline",
+  refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
+let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = null, chart = null;
+let seq = 0;
+
+function money(c) { return (c < 0 ? "-$" : "$") + (Math.abs(c) / 100).toFixed(2); }
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function cardEl(code) {
+  if (!code) { return el("div", "card back"); }
+  const rank = code[0] === "T" ? "10" : code[0], suit = code[1];
+  const c = el("div", "card" + (suit === "H" || suit === "D" ? " red" : ""));
+  c.dataset.card = code;
+  c.append(el("span", "r", rank), el("span", "s", SUITS[suit]), el("span", "big", SUITS[suit]));
+  return c;
+}
+function cardsEl(codes, hole) {
+  const d = el("div", "cards");
+  codes.forEach((c) => d.append(cardEl(c)));
+  if (hole) d.append(cardEl(null));
+  return d;
+}
+function say(text) { $("message").textContent = text || ""; }
+
+async function loadTables() {
+  const tables = await (await fetch("/api/tables")).json();
+  const sel = $("table-name");
+  sel.innerHTML = "";
+  for (const t of tables) {
+    const o = el("option", "", `${t.name} (${money(t.rules.table_min)}–${money(t.rules.table_max)})`);
+    o.value = t.name;
+    sel.append(o);
+  }
+  const params = new URLSearchParams(location.search);
+  if (params.get("table")) sel.value = params.get("table");
+  if (params.get("supervisor")) { connect(sel.value, params.get("supervisor")); return; }
+  const saved = sessionStorage.getItem("pontoon-token-" + sel.value);
+  if (saved) connect(sel.value, saved);
+}
+
+$("join").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const t = $("table-name").value, name = $("player-name").value.trim();
+  const r = await fetch(`/api/tables/${t}/join`, { method: "POST",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name }) });
+  const body = await r.json();
+  if (!r.ok) { say(typeof body.detail === "string" ? body.detail : "choose a name: letters, digits, - or _"); return; }
+  sessionStorage.setItem("pontoon-token-" + t, body.token);
+  connect(t, body.token);
+});
+
+function connect(t, tok) {
+  table = t; token = tok;
+  if (ws) ws.close();
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  ws = new WebSocket(`${proto}//${location.host}/ws/${t}?token=${encodeURIComponent(tok)}`);
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(ev.data);
+    if (m.type === "state") { state = m; render(); }
+    else if (m.type === "error") {
+      say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
+      if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
+    } else if (m.type === "ok") { say(""); }
+  };
+  ws.onclose = (ev) => {
+    if (ev.code === 4401) return;
+    setTimeout(() => { if (table === t && token === tok) connect(t, tok); }, 1000);
+  };
+  loadHistory();
+}
+
+function send(msg) {
+  if (!ws || ws.readyState !== 1) { say("not connected"); return; }
+  msg.id = `${Date.now().toString(36)}-${++seq}`;
+  ws.send(JSON.stringify(msg));
+}
+
+function act(move) {
+  const m = { type: "act", action: move.action, box: move.box, v: state.version };
+  if (move.follow !== null && move.follow !== undefined) m.follow = move.follow;
+  if (move.hand !== null && move.hand !== undefined) m.hand = move.hand;
+  send(m);
+}
+
+function render() {
+  const s = state;
+  document.body.dataset.version = s.version;
+  document.body.dataset.phase = s.phase;
+  $("join").hidden = true;
+  $("me").textContent = s.role === "supervisor" ? `Supervisor at ${s.table}`
+    : `${s.you} at ${s.table} · round ${s.round}`;
+  $("supervisor").hidden = s.role !== "supervisor";
+  // dealer
+  const dc = $("dealer-cards");
+  dc.replaceWith(Object.assign(cardsEl(s.dealer.cards, s.dealer.hole), { id: "dealer-cards" }));
+  $("dealer-total").textContent = s.dealer.cards.length ? `${s.dealer.total}` : "";
+  // boxes: every box of the layout
+  const aw = s.awaiting;
+  const boxes = $("boxes");
+  boxes.innerHTML = "";
+  const byNo = Object.fromEntries(s.boxes.map((b) => [b.box, b]));
+  for (let n = 1; n <= s.rules.boxes; n++) {
+    const b = byNo[n];
+    const d = el("div", "box");
+    d.dataset.box = n;
+    d.append(el("div", "box-no", `box ${n}` + (b ? ` · ${b.seated}` : "")));
+    if (b) {
+      if (b.players.includes(s.you)) d.classList.add("mine");
+      if (aw && aw.box === n) d.classList.add("turn");
+      const hands = b.hands.length ? b.hands : [{ cards: [], total: 0, wagers:
+        b.players.map((p) => ({ player: p, stake: b.original[p], double: 0 })) }];
+      hands.forEach((h, i) => {
+        const hd = el("div", "hand" + (aw && aw.box === n && aw.hand === i ? " current" : ""));
+        hd.append(cardsEl(h.cards));
+        if (h.cards.length) hd.append(el("div", "total", h.total > 21 ? `${h.total} bust` : `${h.total}`));
+        const ws_ = el("div", "wagers");
+        for (const w of h.wagers) {
+          const t = el("span", "wager" + (w.outcome ? ` outcome-${w.outcome}` : ""));
+          t.append(el("span", "", w.player + " "), el("span", "amt", money(w.stake + (w.double || 0))));
+          if (w.outcome) t.append(el("span", "", ` ${w.outcome}`));
+          ws_.append(t);
+        }
+        hd.append(ws_);
+        d.append(hd);
+      });
+      const ins = Object.entries(b.insurance || {});
+      if (ins.length) d.append(el("div", "wager", "insured: " + ins.map(([p, a]) => `${p} ${money(a)}`).join(", ")));
+    }
+    d.addEventListener("click", () => {
+      if (s.role === "player" && (s.phase === "betting" || s.phase === "idle" || s.phase === "over")) {
+        send({ type: "bet", box: n, amount: chip });
+      }
+    });
+    boxes.append(d);
+  }
+  // whose turn, countdown
+  let turn = "";
+  if (s.phase === "idle" || s.phase === "over") turn = "Place your bets: pick a chip, click a box";
+  else if (aw) {
+    const who = aw.players.join(", ");
+    turn = { betting: `Betting: ${who}`, decide: `Box ${aw.box}: ${who} to play`,
+      follow: `Box ${aw.box}: ${who} may ${aw.follow} too`, insurance: `Insurance: ${who}`,
+      choose: `${who}: void or complete` }[aw.kind] || who;
+    if (aw.players.includes(s.you)) turn = "Your turn — " + turn;
+  }
+  $("turn").textContent = turn;
+  endsAt = s.deadline_ms === null ? null : Date.now() + s.deadline_ms;
+  // result
+  const res = Object.entries(s.result || {});
+  $("result").textContent = s.phase === "over" && res.length
+    ? res.map(([p, n]) => `${p} ${n >= 0 ? "+" : ""}${money(n)}`).join(" · ") : "";
+  // chips, actions
+  const chips = $("chips");
+  chips.innerHTML = "";
+  if (s.role === "player") {
+    for (const c of CHIPS) {
+      if (c < s.rules.table_min || c > s.rules.table_max) continue;
+      const b = el("span", `chip c${c}` + (c === chip ? " selected" : ""), money(c).replace(".00", ""));
+      b.dataset.chip = c;
+      b.addEventListener("click", () => { chip = c; render(); });
+      chips.append(b);
+    }
+    if (!CHIPS.some((c) => c === chip)) chip = CHIPS[0];
+    if (chip < s.rules.table_min) chip = s.rules.table_min;
+  }
+  const actions = $("actions");
+  actions.innerHTML = "";
+  const mine = s.boxes.some((b) => b.players.includes(s.you));
+  if (s.phase === "betting" && mine) {
+    const b = el("button", "", "Deal ");
+    b.dataset.action = "deal";
+    b.append(el("kbd", "", "Enter"));
+    b.addEventListener("click", () => send({ type: "deal" }));
+    actions.append(b);
+  }
+  for (const m of s.legal) {
+    const key = Object.keys(KEYS).find((k) => KEYS[k] === m.action);
+    let label = LABELS[m.action] || m.action;
+    if (m.follow !== null && m.follow !== undefined) label += m.follow === "both" ? " (both hands)" : ` (hand ${m.follow + 1})`;
+    if (s.legal.filter((x) => x.action === m.action).length > 1 && m.follow === null) label += ` box ${m.box}`;
+    const b = el("button", "", label + " ");
+    b.dataset.action = m.action;
+    b.dataset.box = m.box;
+    if (m.follow !== null) b.dataset.follow = m.follow;
+    if (key) b.append(el("kbd", "", key));
+    b.addEventListener("click", () => act(m));
+    actions.append(b);
+  }
+  renderHint();
+  // players, log
+  const pl = $("players");
+  pl.innerHTML = "";
+  for (const [p, info] of Object.entries(s.players)) {
+    pl.append(el("li", "", `${p}: ${money(info.balance)}${info.connected ? "" : " (away)"}`));
+  }
+  const log = $("log");
+  log.innerHTML = "";
+  for (const e of s.events) {
+    if (["stake", "rules"].includes(e.kind)) continue;
+    log.append(el("li", "", e.text));
+  }
+  log.scrollTop = log.scrollHeight;
+  if (s.phase === "over" && lastHistory !== s.round) { lastHistory = s.round; loadHistory(); }
+}
+let lastHistory = null;
+
+// ------------------------------------------------------------------ strategy hint
+function handRow(cards) {
+  const vals = cards.map((c) => (c[0] === "A" ? 1 : "TJQK".includes(c[0]) ? 10 : Number(c[0])));
+  const hard = vals.reduce((a, b) => a + b, 0);
+  if (cards.length === 2 && vals[0] === vals[1]) return vals[0] === 1 ? "PA" : vals[0] === 10 ? "PT" : `P${vals[0]}`;
+  const soft = vals.includes(1) && hard + 10 <= 21;
+  const t = soft ? hard + 10 : hard;
+  if (t >= 21) return null;
+  return soft ? `S${Math.max(12, t)}` : `H${Math.max(4, t)}`;
+}
+const HINTS = { H: "hit", S: "stand", D: "double (else hit)", Ds: "double (else stand)",
+  P: "split", R: "surrender (else hit)", Rs: "surrender (else stand)", Rp: "surrender (else split)" };
+async function renderHint() {
+  const out = $("hint");
+  out.textContent = "";
+  const s = state;
+  if (!$("hint-toggle").checked || !s || !s.awaiting || s.awaiting.kind !== "decide") return;
+  if (!s.awaiting.players.includes(s.you) || !s.dealer.cards.length) return;
+  if (!chart) {
+    out.textContent = "hint: working it out…";
+    chart = await (await fetch(`/api/tables/${table}/chart`)).json();
+  }
+  const box = s.boxes.find((b) => b.box === s.awaiting.box);
+  const row = handRow(box.hands[s.awaiting.hand].cards);
+  const up = s.dealer.cards[0][0];
+  const upv = up === "A" ? 1 : "TJQK".includes(up) ? 10 : Number(up);
+  const code = row && chart.cells[row] ? chart.cells[row][upv - 1] : null;
+  out.textContent = code ? `hint: ${HINTS[code] || code} (${row} v ${up})` : "";
+}
+$("hint-toggle").addEventListener("change", renderHint);
+
+// ------------------------------------------------------------------ countdown
+setInterval(() => {
+  $("countdown").textContent = endsAt === null ? "" : `${Math.max(0, Math.ceil((endsAt - Date.now()) / 1000))} s`;
+}, 200);
+
+// ------------------------------------------------------------------ keyboard
+document.addEventListener("keydown", (ev) => {
+  if (!state || (ev.target.tagName === "INPUT" && ev.target.type !== "checkbox") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "Enter" && state.phase === "betting") { send({ type: "deal" }); return; }
+  let action = KEYS[ev.key.toLowerCase()];
+  if (!action) return;
+  let moves = state.legal.filter((m) => m.action === action);
+  if (!moves.length && ev.key === "n") moves = state.legal.filter((m) => m.action === "decline");
+  if (!moves.length && ev.key === "p") moves = state.legal.filter((m) => m.action === "split");
+  if (moves.length) act(moves.find((m) => m.follow === "both") || moves[0]);
+});
+
+// ------------------------------------------------------------------ history and replay
+async function loadHistory() {
+  if (!table) return;
+  const items = await (await fetch(`/api/tables/${table}/history?limit=20`)).json();
+  const ul = $("history");
+  ul.innerHTML = "";
+  for (const r of items) {
+    if (r.status === "open") continue;
+    const li = el("li", "", `#${r.number} ${r.status} ${r.ended_at ? r.ended_at.slice(11, 19) : ""}`);
+    li.dataset.round = r.id;
+    li.addEventListener("click", () => openReplay(r.id));
+    ul.append(li);
+  }
+}
+let replayDoc = null, replayAt = 0;
+async function openReplay(id) {
+  const r = await fetch(`/api/rounds/${id}`);
+  if (!r.ok) return;
+  replayDoc = await r.json();
+  replayDoc.events = replayDoc.events.filter((e) => !["stake", "rules", "discard"].includes(e.kind));
+  replayAt = 0;
+  $("replay").hidden = false;
+  $("replay-title").textContent = `Round ${replayDoc.round.number} `;
+  drawReplay();
+}
+function drawReplay() {
+  const evs = replayDoc.events.slice(0, replayAt + 1);
+  const dealer = [], hole = [false], boxes = {};
+  const hand = (b, h) => { boxes[b] = boxes[b] || [[]]; while (boxes[b].length <= h) boxes[b].push([]); return boxes[b][h]; };
+  for (const e of evs) {
+    if (e.kind === "wager") hand(e.box, 0);
+    if (e.kind === "deal" && e.box == null) dealer.push(e.card);
+    else if (e.kind === "deal") hand(e.box, e.hand || 0).push(e.card);
+    if (e.kind === "hole") hole[0] = true;
+    if (e.kind === "reveal") { hole[0] = false; dealer.push(e.card); }
+    if (e.kind === "action" && e.detail === "split") {
+      const h = hand(e.box, e.hand || 0), card = h.pop();
+      boxes[e.box].splice((e.hand || 0) + 1, 0, [card]);
+    }
+  }
+  const d = $("replay-dealer");
+  d.replaceWith(Object.assign(cardsEl(dealer, hole[0]), { id: "replay-dealer" }));
+  const bx = $("replay-boxes");
+  bx.innerHTML = "";
+  for (const [b, hands] of Object.entries(boxes)) {
+    const div = el("div", "", `box ${b}`);
+    hands.forEach((h) => div.append(cardsEl(h)));
+    bx.append(div);
+  }
+  const e = replayDoc.events[replayAt];
+  $("replay-step").textContent = ` ${replayAt + 1}/${replayDoc.events.length} `;
+  $("replay-text").textContent = e ? describe(e) : "";
+}
+function describe(e) {
+  const where = e.box == null ? "dealer" : `box ${e.box}` + (e.hand ? ` hand ${e.hand + 1}` : "");
+  const amt = e.amount != null ? ` ${money(e.amount)}` : "";
+  switch (e.kind) {
+    case "deal": return `${e.card} to ${where}`;
+    case "burn": return "a card is burnt face down";
+    case "hole": return "the dealer's hole card, face down";
+    case "reveal": return `the dealer turns up ${e.card}`;
+    case "action": return e.detail === "no-more-bets" ? "No more bets" : `${where}: ${e.player || ""} ${e.detail}${amt}`;
+    case "outcome": return `${where}: ${e.player} ${e.detail}${e.odds ? " at " + e.odds : ""}`;
+    default: return `${e.kind} ${e.player || ""}${amt} ${e.detail || ""}`.trim();
+  }
+}
+$("replay-next").addEventListener("click", () => { if (replayAt < replayDoc.events.length - 1) { replayAt++; drawReplay(); } });
+$("replay-prev").addEventListener("click", () => { if (replayAt > 0) { replayAt--; drawReplay(); } });
+$("replay-close").addEventListener("click", () => { $("replay").hidden = true; });
+
+// ------------------------------------------------------------------ supervisor
+for (const k of ["void", "absent", "reconstruct", "exposed-card", "face-up-in-shoe",
+  "missed-insurance", "missed-surrender", "missed-reshuffle", "damaged"]) {
+  const o = el("option", "", k); o.value = k; $("procedure").append(o);
+}
+$("procedure-apply").addEventListener("click", () => {
+  const m = { type: "irregularity", kind: $("procedure").value };
+  const box = parseInt($("procedure-box").value, 10);
+  if (box) m.box = box;
+  send(m);
+});
+
+loadTables();

@@ -1,0 +1,536 @@
+"""One table of the server: its rule set and limits, its round, its players and its record.
+
+Every change happens under the table's :attr:`Table.lock`, one at a time; it is committed to
+the store (write-ahead) before anybody is told of it. A state document never holds an undealt
+card, the shoe, a burnt card or the hole card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pontoon.errors import IllegalAction, PontoonError
+from pontoon.events import Event
+from pontoon.hand import total
+from pontoon.irregularities import Irregularity
+from pontoon.replay import replay
+from pontoon.round import BETTING, INSURANCE, INSURANCE_ACTIONS, Box, Move, Round
+from pontoon.rules import RuleSet
+from pontoon.settlement import winnings
+from pontoon.shoe import Shoe, Shuffler, seeded
+from pontoon.store.db import Store
+from pontoon.store.recorder import LedgerError, OpenRound, RoundLog, TableLog
+from pontoon.store.session import _tidy
+from pontoon.store.shoestate import matches, restore
+from pontoon.store.show import event_text
+
+from .protocol import Act, Bet, Procedure
+
+HIDDEN = ("hole", "burn")
+PUBLIC_KNOBS = (
+    "name",
+    "deck",
+    "decks",
+    "boxes",
+    "players_per_box",
+    "boxes_per_player",
+    "table_min",
+    "table_max",
+    "box_max",
+    "natural_pays",
+    "insurance",
+    "surrender",
+    "dealer_peeks",
+    "split_max_hands",
+)
+# One writer thread for the store: tables commit one after the other, without SQLite's
+# busy-wait back-off between them (a table still commits before it tells anyone).
+WRITER = ThreadPoolExecutor(
+    max_workers=1, thread_name_prefix="pontoon-store"
+)  # events whose card is face down: never sent
+
+
+@dataclass
+class TableConfig:
+    """A table: its name, rule set (with its limits) and timers. ``shuffler`` is for tests (a
+    seeded or stacked shoe); real tables shuffle with ``secrets.SystemRandom``."""
+
+    name: str
+    rules: RuleSet
+    turn_seconds: float = 30.0  # a decision not made by then: 16.6 (or the 15.3 default)
+    deal_seconds: float = 30.0  # after the first wager the dealer calls "no more bets"
+    bankroll: int = 100_000  # what a new player brings to the table, in cents
+    shuffler: Callable[[], Shuffler] | None = None
+
+
+@dataclass
+class Session:
+    token: str
+    name: str
+    role: str  # "player" or "supervisor"
+    table: str
+    seen: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+
+
+class Client(Protocol):
+    session: Session
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+
+class Refused(Exception):
+    """A message refused: nothing changed. ``rule`` names the rule when one applies."""
+
+    def __init__(self, text: str, rule: str | None = None, code: str = "illegal") -> None:
+        super().__init__(text)
+        self.rule = rule
+        self.code = code
+
+
+def card_list(cards: list[Any]) -> list[str]:
+    return [c.code for c in cards]
+
+
+def public_event(e: Event) -> dict[str, Any]:
+    d = e.to_dict()
+    if e.kind in HIDDEN:
+        d.pop("card", None)
+    if e.kind == "rules":
+        d.pop("detail", None)
+    if e.kind == "burn":
+        d["text"] = "a card is burnt face down"
+    elif e.kind == "hole":
+        d["text"] = "the dealer's second card, face down (hole card)"
+    elif e.kind == "irregularity":
+        where = f" on box {e.box}" if e.box is not None else ""
+        d["text"] = f"{e.detail}{where} by the {e.by or 'dealer'} (rule {e.rule})"
+    else:
+        d["text"] = event_text(e)
+    return d
+
+
+class Table:
+    def __init__(self, config: TableConfig, store: Store) -> None:
+        self.config = config
+        self.name = config.name
+        self.rules = config.rules
+        self.log = TableLog(store, config.name)
+        self.lock = asyncio.Lock()
+        self.version = 0
+        self.round: Round | None = None
+        self.roundlog: RoundLog | None = None
+        self.clients: set[Client] = set()
+        self.names: set[str] = set()  # players who joined
+        self.deadline: float | None = None  # time.monotonic() when the wait ends
+        self._timer: asyncio.TimerHandle | None = None
+        self.notes: list[str] = []
+        self.last_result: dict[str, int] = {}
+        self.changed: dict[str, int] = {}  # player -> version of the last change for them
+        self._seen_keys: dict[str, tuple[Any, ...]] = {}
+        self._cache: tuple[int, dict[str, Any], list[Move]] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.shoe = self._recover()
+
+    # ------------------------------------------------------------------ recovery
+    def _rng(self) -> Shuffler:
+        return self.config.shuffler() if self.config.shuffler else seeded(None)
+
+    def _resumable(self, open_round: OpenRound) -> Round | None:
+        evts = open_round.events
+        if not evts or evts[0].kind != "rules" or evts[0].detail is None:
+            return None
+        if json.loads(evts[0].detail) != self.rules.to_dict():
+            return None
+        if not any(e.kind == "action" and e.detail == "no-more-bets" for e in evts):
+            return None
+        state = self.log.shoe_state
+        if state is None or state[0] != open_round.last_seq:
+            return None
+        try:
+            rnd = replay(evts)
+        except PontoonError:
+            return None
+        return rnd if rnd.events == evts and not rnd.over else None
+
+    def _recover(self) -> Shoe:
+        """The shoe and any unfinished round, taken back from the store as ``pontoon play
+        --db`` does: resumed when it can be reconstructed, else void (16.5)."""
+        log = self.log
+        state = log.shoe_state
+        if state is not None and matches(self.rules, state[1]):
+            shoe = restore(self.rules, state[1], None)
+            if self.config.shuffler is not None:
+                shoe.rng = self._rng()
+        else:
+            shoe = Shoe(self.rules, self._rng())
+        open_round = log.open_round()
+        rnd = self._resumable(open_round) if open_round is not None else None
+        if open_round is not None and rnd is not None:
+            rnd.source = shoe
+            shoe.listener = rnd._shoe_event
+            self.round = rnd
+            self.roundlog = RoundLog(
+                log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
+            )
+            self.names |= open_round.players
+            self.notes.append(f"round {open_round.number} resumed from the store (16.5)")
+        while open_round is not None and rnd is None:
+            log.void(open_round, "interrupted; cannot be reconstructed")
+            self.notes.append(f"round {open_round.number} was interrupted: void (16.5)")
+            open_round = log.open_round()
+        if self.round is None and shoe.shuffles:
+            _tidy(shoe)
+        return shoe
+
+    def _reload(self) -> None:
+        """After a failed write: forget memory, take the table back from the store."""
+        self.log.reload()
+        self.round = None
+        self.roundlog = None
+        self.shoe = self._recover()
+
+    # ------------------------------------------------------------------ players
+    def join(self, name: str) -> None:
+        """A player sits down: a new player's bankroll is deposited (a ledger entry)."""
+        if self.log.balance(name) == 0 and name not in self._in_round():
+            self.log.deposit(name, self.config.bankroll)
+        self.names.add(name)
+
+    def _in_round(self) -> set[str]:
+        rnd = self.round
+        if rnd is None or rnd.over:
+            return set()
+        return {p for b in rnd.boxes.values() for p in b.players}
+
+    def balance(self, name: str) -> int:
+        return self.log.balance(name)
+
+    # ------------------------------------------------------------------ the state
+    def awaiting(self, legal: list[Move] | None = None) -> dict[str, Any] | None:
+        """Whose decision the table waits for."""
+        rnd = self.round
+        if rnd is None or rnd.over:
+            return None
+        if rnd.phase == BETTING:
+            return {"kind": "betting", "players": sorted(self._in_round())}
+        if legal is None:
+            legal = rnd.legal_moves()
+        if rnd.choosing:
+            seated = [rnd.boxes[n].seated for n in rnd.choosing]
+            return {"kind": "choose", "boxes": list(rnd.choosing), "players": seated}
+        if rnd.phase == INSURANCE:
+            players = sorted({m.player for m in legal if m.action == "insure" and m.player})
+            return {"kind": "insurance", "players": players}
+        fu = rnd.follow_ups
+        if fu is not None:
+            box = rnd.order[rnd.turn]
+            return {
+                "kind": "follow",
+                "box": box.number,
+                "hand": fu.hand,
+                "follow": fu.kind,
+                "players": list(fu.waiting),
+            }
+        cur = rnd.current()
+        if cur is not None:
+            return {
+                "kind": "decide",
+                "box": cur[0].number,
+                "hand": rnd.hand_index,
+                "players": [cur[0].seated],
+            }
+        return None
+
+    def _box_doc(self, box: Box) -> dict[str, Any]:
+        hands = []
+        for i, h in enumerate(box.hands):
+            hands.append(
+                {
+                    "hand": i,
+                    "cards": card_list(h.cards),
+                    "total": h.total if h.cards else 0,
+                    "state": h.state,
+                    "doubled": h.doubled,
+                    "wagers": [
+                        {
+                            "player": w.player,
+                            "stake": w.stake,
+                            "double": w.double,
+                            "outcome": w.outcome,
+                            "net": w.net if w.settled else None,
+                        }
+                        for w in h.wagers
+                    ],
+                }
+            )
+        return {
+            "box": box.number,
+            "seated": box.seated,
+            "players": list(box.players),
+            "original": dict(box.original),
+            "insurance": {p: w.amount for p, w in box.insurance.items()},
+            "hands": hands,
+        }
+
+    def _shared(self) -> tuple[dict[str, Any], list[Move]]:
+        """What every client of this version is sent, and the legal moves (made once)."""
+        cached = self._cache
+        if cached is not None and cached[0] == self.version:
+            return cached[1], cached[2]
+        rnd = self.round
+        legal = rnd.legal_moves() if rnd is not None and not rnd.over else []
+        doc: dict[str, Any] = {
+            "type": "state",
+            "table": self.name,
+            "version": self.version,
+            "rules": {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS},
+            "round": self.roundlog.number if self.roundlog else self.log.last_number + 1,
+            "phase": "idle" if rnd is None else ("over" if rnd.over else rnd.phase),
+            "boxes": [],
+            "dealer": {"cards": [], "total": 0, "hole": False},
+            "awaiting": self.awaiting(legal),
+            "events": [],
+            "notes": self.notes[-5:],
+            "result": dict(self.last_result),
+        }
+        if rnd is not None:
+            order = rnd.order if rnd.order else [rnd.boxes[n] for n in sorted(rnd.boxes)]
+            doc["boxes"] = [self._box_doc(b) for b in order]
+            doc["dealer"] = {
+                "cards": card_list(rnd.dealer),
+                "total": total(rnd.dealer) if rnd.dealer else 0,
+                "hole": rnd.hole is not None,  # a face-down card is there; never which
+            }
+            doc["events"] = [public_event(e) for e in rnd.events[-40:]]
+        self._cache = (self.version, doc, legal)
+        return doc, legal
+
+    def state(self, session: Session | None) -> dict[str, Any]:
+        """The state document for ``session``: the table as all see it, with the recipient's
+        own legal moves."""
+        shared, legal = self._shared()
+        rnd = self.round
+        me = session.name if session is not None and session.role == "player" else None
+        doc = dict(shared)
+        doc["you"] = session.name if session else None
+        doc["role"] = session.role if session else "watcher"
+        doc["deadline_ms"] = None
+        if self.deadline is not None:
+            doc["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
+        connected = {c.session.name for c in self.clients}
+        doc["players"] = {
+            n: {"balance": self.balance(n), "connected": n in connected} for n in sorted(self.names)
+        }
+        doc["legal"] = []
+        if me is not None and rnd is not None:
+            doc["legal"] = [
+                {"action": m.action, "box": m.box, "hand": m.hand, "follow": m.follow}
+                for m in legal
+                if (m.player == me) or (m.player is None and rnd.boxes[m.box].seated == me)
+            ]
+        return doc
+
+    # ------------------------------------------------------------------ acting
+    def _money_check(self, name: str, need: int) -> None:
+        have = self.balance(name)
+        if need > have:
+            raise Refused(f"{name} has {have} at the table, too little for {need}", code="funds")
+
+    def bet(self, session: Session, msg: Bet) -> None:
+        if session.role != "player":
+            raise Refused("only a player wagers", code="role")
+        rnd = self.round
+        if rnd is not None and not rnd.over and rnd.phase != BETTING:
+            raise Refused("no bets after 'No more bets': wait for the next round", "8.2")
+        if rnd is None or rnd.over:
+            rnd = Round(self.rules, self.shoe)
+            self._check_wager(rnd, session.name, msg)
+            self.round = rnd
+            self.roundlog = self.log.start(rnd)
+            self.last_result = {}
+        else:
+            self._check_wager(rnd, session.name, msg)
+        rnd.place_wager(msg.box, session.name, msg.amount)
+
+    def _check_wager(self, rnd: Round, name: str, msg: Bet) -> None:
+        try:
+            rnd.check_wager(msg.box, name, msg.amount)
+        except IllegalAction as exc:
+            raise Refused(str(exc), exc.rule) from None
+        self._money_check(name, msg.amount)
+
+    def deal(self, session: Session | None) -> None:
+        rnd = self.round
+        if rnd is None or rnd.over or rnd.phase != BETTING:
+            raise Refused("there is no round waiting to be dealt", "8.2")
+        if (
+            session is not None
+            and session.role == "player"
+            and session.name not in {p for b in rnd.boxes.values() for p in b.players}
+        ):
+            raise Refused("only a player with a wager calls for the deal", "8.2", code="role")
+        rnd.deal()
+
+    def act(self, session: Session, msg: Act) -> None:
+        if session.role != "player":
+            raise Refused("a supervisor applies procedures; players decide", code="role")
+        rnd = self.round
+        if rnd is None or rnd.over:
+            raise Refused("there is no round in play", "8.2")
+        me = session.name
+        box = rnd.boxes.get(msg.box)
+        if box is None:
+            raise Refused(f"box {msg.box} holds no wager", "8.2")
+        if me not in box.players:
+            raise Refused(f"{me} has no wager on box {msg.box}", "15.3", code="seat")
+        player = None if (box.seated == me and msg.action not in INSURANCE_ACTIONS) else me
+        move = Move(msg.action, msg.box, msg.hand, player, msg.amount, msg.follow)
+        try:
+            rnd.check(move)
+        except IllegalAction as exc:
+            raise Refused(str(exc), exc.rule) from None
+        self._money_check(me, self._needs(rnd, box, move, me))
+        rnd.apply(move)
+
+    def _needs(self, rnd: Round, box: Box, move: Move, me: str) -> int:
+        """The money ``move`` takes from ``me``'s balance (checked before it is made)."""
+        if move.action == "insure":
+            return move.amount or winnings(box.original[me], self.rules.insurance_max)
+        if move.action not in ("double", "split"):
+            return 0
+        if move.player is None:
+            cur = rnd.current()
+            hand = cur[1] if cur is not None else box.hands[0]
+        else:
+            fu = rnd.follow_ups
+            hand = box.hands[fu.hand if fu is not None else 0]
+            if move.action == "split" and move.follow not in (None, "both"):
+                return 0
+        w = hand.wager_of(me)
+        stake = w.stake if w is not None else 0
+        return move.amount if move.amount is not None else stake
+
+    def procedure(self, session: Session, msg: Procedure) -> None:
+        if session.role != "supervisor":
+            raise Refused("only the supervisor applies section 16 procedures", "16", code="role")
+        rnd = self.round
+        if rnd is None or rnd.over:
+            raise Refused("there is no round in play", "16")
+        op = Irregularity(msg.kind, "supervisor", msg.box, msg.hand, msg.player, msg.card)
+        try:
+            rnd.apply_irregularity(op)
+        except IllegalAction as exc:
+            raise Refused(str(exc), exc.rule) from None
+
+    def timeout(self) -> None:
+        """The turn timer ran out: the dealer calls no more bets, undecided players behind
+        take the default (15.3), and an absent seated player is dealt to 12 (16.6)."""
+        rnd = self.round
+        if rnd is None or rnd.over:
+            return
+        if rnd.phase == BETTING:
+            rnd.deal()
+        elif rnd.choosing or rnd.phase == INSURANCE or rnd.follow_ups is not None:
+            rnd.apply_defaults()
+        elif rnd.current() is not None:
+            rnd.apply_irregularity(Irregularity("absent", by="supervisor"))
+
+    # ------------------------------------------------------------------ commit and tell
+    async def commit(self) -> None:
+        """Write what happened (write-ahead), then the table's version moves on."""
+        rl = self.roundlog
+        if rl is not None and rl.pending:
+            try:
+                await asyncio.get_running_loop().run_in_executor(WRITER, rl.commit, self.shoe)
+            except (LedgerError, PontoonError, OSError):
+                self._reload()
+                self.version += 1
+                raise
+            if rl.round.over:
+                self.last_result = dict(rl.round.balance)
+        self.version += 1
+        self._mark_changes()
+        self._arm_timer()
+
+    def _mark_changes(self) -> None:
+        """Note, for each player, the version at which what the player may do (or the cards
+        of the player's boxes) last changed: a click made before it is stale."""
+        rnd = self.round
+        legal = self._shared()[1]
+        for name in self.names:
+            key: tuple[Any, ...] = ()
+            if rnd is not None:
+                boxes = [b for b in rnd.boxes.values() if name in b.players]
+                key = (
+                    rnd.phase,
+                    tuple(
+                        str(m)
+                        for m in legal
+                        if m.player == name
+                        or (m.player is None and rnd.boxes[m.box].seated == name)
+                    ),
+                    tuple(tuple(len(h.cards) for h in b.hands) for b in boxes),
+                )
+            if self._seen_keys.get(name) != key:
+                self._seen_keys[name] = key
+                self.changed[name] = self.version
+
+    def stale(self, session: Session, v: int) -> bool:
+        """Whether a decision made on version ``v`` no longer fits what the sender sees."""
+        if session.role != "player":
+            return v != self.version
+        return v < self.changed.get(session.name, 0)
+
+    def _arm_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiting = self._shared()[0]["awaiting"]
+        if waiting is None:
+            self.deadline = None
+            return
+        seconds = (
+            self.config.deal_seconds if waiting["kind"] == "betting" else self.config.turn_seconds
+        )
+        self.deadline = time.monotonic() + seconds
+        version = self.version
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(seconds, self._fire, version)
+
+    def _fire(self, version: int) -> None:
+        task = asyncio.get_running_loop().create_task(self._expire(version))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _expire(self, version: int) -> None:
+        async with self.lock:
+            if version != self.version:
+                return
+            try:
+                self.timeout()
+            except PontoonError as exc:
+                self.notes.append(f"timer: {exc}")
+            await self.commit()
+            await self.broadcast()
+
+    async def broadcast(self) -> None:
+        for client in list(self.clients):
+            try:
+                await client.send(self.state(client.session))
+            except Exception:  # a broken socket is dropped; the others go on
+                self.clients.discard(client)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def new_token(self) -> str:
+        return secrets.token_urlsafe(24)

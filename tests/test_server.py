@@ -1,0 +1,396 @@
+"""The table server's protocol: roles, seats, refusals, a full round, timers, recovery."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient
+
+from pontoon.cli import main
+from pontoon.rules import load_rules
+from pontoon.server.app import create_app
+from pontoon.server.protocol import MAX_MESSAGE
+from pontoon.server.table import TableConfig
+from tests.test_server_helpers import SUPERVISOR, Player, serving, stacked
+
+# Draw order: burn, box 1, box 2, dealer, box 1, box 2, then the play (see test_full_round)
+ROUND = ["4D", "8S", "5C", "AS", "8H", "6D", "7C", "KD", "9H", "9C", "6S", "2C"]
+
+
+def _app(db: Path, cards: list[str] | None = None, turn: float = 30.0, **tables: Any) -> Any:
+    rules = load_rules("nz-pontoon")
+    configs = [
+        TableConfig("kauri", rules, turn, 30.0, 100_000, stacked(cards or ROUND)),
+        TableConfig("rimu", rules.replace(table_min=2000), turn, 30.0, 100_000),
+    ]
+    return create_app(f"sqlite:///{db}", configs, SUPERVISOR)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "server.db"
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[TestClient]:
+    with serving(_app(db)) as c:
+        yield c
+
+
+def _verify(db: Path) -> None:
+    assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
+
+
+def _seat_three(client: TestClient) -> tuple[Player, Player, Player]:
+    ana, ben, cat = (Player(client, "kauri", n) for n in ("ana", "ben", "cat"))
+    assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    assert ben.send(type="bet", box=1, amount=500)["type"] == "ok"  # behind ana (15.3)
+    assert cat.send(type="bet", box=2, amount=2000)["type"] == "ok"
+    assert cat.send(type="deal")["type"] == "ok"
+    return ana, ben, cat
+
+
+def _events(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(state["events"])
+
+
+def test_tables_join_and_names(client: TestClient) -> None:
+    tables = client.get("/api/tables").json()
+    assert [t["name"] for t in tables] == ["kauri", "rimu"]
+    assert tables[1]["rules"]["table_min"] == 2000  # each table its own limits
+    r = client.post("/api/tables/kauri/join", json={"name": "ana"})
+    token = r.json()["token"]
+    assert len(token) >= 32
+    assert client.post("/api/tables/kauri/join", json={"name": "ana"}).status_code == 409
+    assert client.post("/api/tables/kauri/join", json={"name": "a b<"}).status_code == 422
+    assert client.post("/api/tables/nope/join", json={"name": "x"}).status_code == 404
+    s = client.get(f"/api/tables/kauri/state?token={token}").json()
+    assert s["you"] == "ana" and s["players"]["ana"]["balance"] == 100_000
+    assert client.get("/api/tables/kauri/state?token=forged").status_code == 401
+    assert "<html" in client.get("/").text.lower()
+
+
+@pytest.mark.parametrize("token", [None, "forged-token"])
+def test_missing_or_forged_token_is_refused(client: TestClient, token: str | None) -> None:
+    ana = Player(client, "kauri", "ana")
+    url = "/ws/kauri" + (f"?token={token}" if token else "")
+    with client.websocket_connect(url) as ws:
+        m = ws.receive_json()
+        assert m["type"] == "error" and m["code"] == "auth"
+    # a token of another table is no good here either
+    with client.websocket_connect(f"/ws/rimu?token={ana.token}") as ws:
+        assert ws.receive_json()["code"] == "auth"
+    assert ana.fresh()["you"] == "ana"  # the others are still connected
+    ana.close()
+
+
+def test_refusals_change_nothing(client: TestClient) -> None:
+    ana, ben, cat = _seat_three(client)
+    before = ana.fresh()
+    v = before["version"]
+    checks = [
+        (cat.act("hit", 2), "8.3"),  # out of turn: box 1 is to act first
+        (cat.act("hit", 1), None),  # another player's box
+        (ben.act("hit", 1), "15.3(a)"),  # a player behind does not decide for the box
+        (ben.act("stand", 1), "15.3(a)"),
+        (ana.act("fly", 1), "8.3"),
+        (ana.send(type="irregularity", kind="void"), None),  # supervisor only
+        (ana.send(type="bet", box=3, amount=1000), "8.2"),  # no bets after no more bets
+    ]
+    for reply, rule in checks:
+        assert reply["type"] == "error", reply
+        assert reply["error"]
+        if rule:
+            assert reply.get("rule") == rule, reply
+    assert checks[1][0]["code"] == "seat"
+    assert checks[5][0]["code"] == "role"
+    bad = [
+        cat.send_raw("x" * (MAX_MESSAGE + 1)),
+        cat.send_raw("{not json"),
+        cat.send_raw("[1, 2]"),
+        cat.send_raw('{"type": "act", "action": "hit"}'),
+        cat.send_raw('{"type": "act", "action": "hit", "box": 1, "evil": true}'),
+        cat.send_raw('{"type": "act", "action": "hit", "box": "1"}'),
+        cat.send_raw('{"type": "launch"}'),
+    ]
+    for reply in bad:
+        assert reply["type"] == "error" and reply["code"] == "invalid", reply
+    assert "too large" in bad[0]["error"] and "not JSON" in bad[1]["error"]
+    assert "box" in bad[3]["error"]
+    after = ana.fresh()
+    assert after["version"] == v
+    assert after["boxes"] == before["boxes"] and after["dealer"] == before["dealer"]
+    for p in (ana, ben, cat):  # nobody was disconnected
+        assert p.fresh()["version"] == v
+        p.close()
+
+
+def test_full_round_split_behind_double_insurance_bust(client: TestClient, db: Path) -> None:
+    ana, ben, cat = _seat_three(client)
+    s = ana.fresh()
+    assert s["dealer"]["cards"] == ["AS"]
+    assert [b["hands"][0]["cards"] for b in s["boxes"]] == [["8S", "8H"], ["5C", "6D"]]
+    assert {m["action"] for m in s["legal"]} >= {"split", "insure", "no-insurance"}
+    # insurance against the dealer's ace: a player behind insures, the others decline (10)
+    assert ben.act("insure", 1, amount=250)["type"] == "ok"
+    assert cat.act("no-insurance", 2)["type"] == "ok"
+    assert ana.act("no-insurance", 1)["type"] == "ok"
+    # the seated player splits; the player behind follows both hands (15.3(d))
+    assert ana.act("split", 1)["type"] == "ok"
+    s = ben.fresh()
+    assert s["awaiting"]["kind"] == "follow" and s["awaiting"]["players"] == ["ben"]
+    assert {m["action"] for m in s["legal"]} == {"split", "decline"}
+    assert ana.act("hit", 1)["type"] == "error"  # ana waits for ben (15.3(d))
+    assert ben.act("split", 1, follow="both")["type"] == "ok"
+    assert ana.act("hit", 1)["type"] == "ok"  # 8 7 K: bust
+    assert ana.act("stand", 1)["type"] == "ok"  # 8 9
+    assert cat.act("double", 2)["type"] == "ok"  # 5 6 9
+    s = cat.fresh()
+    assert s["phase"] == "over"
+    assert s["dealer"]["cards"] == ["AS", "6S", "2C"]
+    hands = s["boxes"][0]["hands"]
+    assert hands[0]["cards"] == ["8S", "7C", "KD"] and hands[0]["total"] > 21
+    assert [w["player"] for w in hands[1]["wagers"]] == ["ana", "ben"]
+    kinds = {(e["kind"], e.get("detail")) for e in _events(s)}
+    assert ("action", "split/both") in kinds and ("action", "insure") in kinds
+    assert ("outcome", "bust") in kinds
+    assert s["result"] == {"ana": -2000, "ben": -1250, "cat": 4000}
+    assert s["players"]["cat"]["balance"] == 104_000
+    hist = client.get("/api/tables/kauri/history").json()
+    assert len(hist) == 1
+    doc = client.get(f"/api/rounds/{hist[0]['id']}").json()
+    assert doc["round"]["status"] == "over"
+    assert all("card" not in e for e in doc["events"] if e["kind"] == "burn")
+    for p in (ana, ben, cat):
+        p.close()
+    _verify(db)
+
+
+def test_no_state_reveals_the_shoe_or_a_hole_card(db: Path) -> None:
+    rules = load_rules("nz-pontoon", {"dealer_peeks": "true"})
+    app = create_app(f"sqlite:///{db}", [TableConfig("peek", rules, 30, 30, 100_000)], SUPERVISOR)
+    with serving(app) as c:
+        ana = Player(c, "peek", "ana")
+        ana.send(type="bet", box=1, amount=1000)
+        ana.send(type="deal")
+        s = ana.fresh()
+        assert s["dealer"]["hole"] is True or s["phase"] == "over"
+        for e in s["events"]:
+            if e["kind"] in ("hole", "burn"):
+                assert "card" not in e
+        assert not {"shoe", "remaining", "hole_card", "cards_left"} & set(s)
+        assert "None" not in str([e["text"] for e in s["events"]])
+        ana.close()
+
+
+def test_two_clicks_apply_once(client: TestClient) -> None:
+    ana, ben, cat = _seat_three(client)
+    for p in (ana, ben, cat):
+        p.act("no-insurance", 1 if p is not cat else 2)
+    s = ana.fresh()
+    first = ana.send(type="act", action="split", box=1, id="click-1", v=s["version"])
+    again = ana.send(type="act", action="split", box=1, id="click-1", v=s["version"])
+    assert first["type"] == "ok" and again.get("duplicate") is True
+    stale = ana.send(type="act", action="stand", box=1, v=s["version"])
+    assert stale["type"] == "error" and stale["code"] == "stale"
+    assert len(ana.fresh()["boxes"][0]["hands"]) == 2
+    for p in (ana, ben, cat):
+        p.close()
+
+
+def test_reconnect_gets_the_current_state(client: TestClient) -> None:
+    ana, ben, cat = _seat_three(client)
+    v = ana.fresh()["version"]
+    ana.close()
+    again = Player(client, "kauri", "ana", token=ana.token)
+    assert again.state["version"] == v and again.state["you"] == "ana"
+    assert any(m["action"] == "split" for m in again.state["legal"])
+    for p in (again, ben, cat):
+        p.close()
+
+
+def test_timer_applies_16_6_to_an_absent_player(db: Path) -> None:
+    with serving(_app(db, turn=0.3)) as c:
+        ana = Player(c, "kauri", "ana")
+        ana.send(type="bet", box=1, amount=1000)
+        ana.send(type="deal")
+        assert ana.fresh()["deadline_ms"] is not None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            s = ana.fresh()
+            if s["phase"] == "over":
+                break
+            time.sleep(0.1)
+        assert s["phase"] == "over"
+        assert any(e["kind"] == "irregularity" and e.get("rule") == "16.6" for e in s["events"])
+        ana.close()
+    _verify(db)
+
+
+def test_supervisor_voids_the_round(client: TestClient, db: Path) -> None:
+    ana, ben, cat = _seat_three(client)
+    sup = Player(client, "kauri", None, token=SUPERVISOR)
+    assert sup.state["role"] == "supervisor" and sup.state["legal"] == []
+    bad = sup.send(type="irregularity", kind="no-such-thing")
+    assert bad["type"] == "error" and bad["rule"] == "16"
+    assert sup.act("hit", 1)["code"] == "role"
+    assert sup.send(type="irregularity", kind="void")["type"] == "ok"
+    s = ana.fresh()
+    assert s["phase"] == "over"
+    assert s["players"]["ana"]["balance"] == 100_000
+    for p in (ana, ben, cat, sup):
+        p.close()
+    _verify(db)
+
+
+def test_a_restarted_server_resumes_its_tables(db: Path) -> None:
+    with serving(_app(db)) as c:
+        ana, ben, cat = _seat_three(c)
+        for p, box in ((ana, 1), (ben, 1), (cat, 2)):
+            p.act("no-insurance", box)
+        ana.act("split", 1)
+        before = ana.fresh()
+        for p in (ana, ben, cat):
+            p.close()
+    with serving(_app(db, cards=["4D"])) as c:
+        sup = Player(c, "kauri", None, token=SUPERVISOR)
+        s = sup.fresh()
+        assert s["phase"] == "playing"
+        assert s["boxes"] == before["boxes"] and s["dealer"] == before["dealer"]
+        assert any("resumed" in n for n in s["notes"])
+        sup.close()
+    _verify(db)
+
+
+def test_serve_defaults() -> None:
+    from pontoon.cli import build_parser
+    from pontoon.server.serve import table_configs
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.host, args.port, args.db) == ("127.0.0.1", 8000, "sqlite:///pontoon.db")
+    configs = table_configs(args)
+    assert [c.name for c in configs] == ["kauri", "rimu"]
+    assert configs[1].rules.table_min > configs[0].rules.table_min
+
+
+def test_pontoon_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        assert [t["name"] for t in r.json()] == ["kauri", "rimu"]
+        assert (tmp_path / "pontoon.db").exists()  # the embedded default store
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_one_player_holds_several_boxes(client: TestClient, db: Path) -> None:
+    ana = Player(client, "kauri", "ana")  # 15.4: up to boxes_per_player boxes
+    assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    assert ana.send(type="bet", box=2, amount=1000)["type"] == "ok"
+    assert ana.send(type="deal")["type"] == "ok"
+    for box in (1, 2):
+        ana.act("no-insurance", box)
+    for _ in range(20):
+        s = ana.fresh()
+        if s["phase"] == "over":
+            break
+        move = next(m for m in s["legal"] if m["action"] in ("stand", "hit"))
+        assert ana.act(move["action"], move["box"])["type"] == "ok"
+    assert s["phase"] == "over" and {b["seated"] for b in s["boxes"]} == {"ana"}
+    ana.close()
+    _verify(db)
+
+
+def test_sigkilled_server_resumes_its_round(tmp_path: Path) -> None:
+    import json
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+    from websockets.sync.client import connect
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port)]
+    cmd += ["--supervisor-token", SUPERVISOR, "--table", "kauri"]
+
+    def start() -> subprocess.Popen[str]:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and "http://" in proc.stdout.readline()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
+                return proc
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+
+    def state(token: str) -> dict[str, Any]:
+        r = httpx.get(f"http://127.0.0.1:{port}/api/tables/kauri/state?token={token}")
+        out: dict[str, Any] = r.json()
+        return out
+
+    proc = start()
+    try:
+        r = httpx.post(f"http://127.0.0.1:{port}/api/tables/kauri/join", json={"name": "ana"})
+        token = r.json()["token"]
+        with connect(f"ws://127.0.0.1:{port}/ws/kauri?token={token}") as ws:
+            ws.recv()
+            for msg in ({"type": "bet", "box": 1, "amount": 1000}, {"type": "deal"}):
+                ws.send(json.dumps(msg | {"id": msg["type"]}))
+                while (m := json.loads(ws.recv()))["type"] == "state":
+                    pass
+                assert m["type"] == "ok", m
+        before = state(token)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(20)
+    proc = start()
+    try:
+        after = state(SUPERVISOR)
+        if before["phase"] == "over":  # a pontoon ended the round at once (9.1)
+            assert after["phase"] == "idle" and after["round"] == 2
+        else:
+            assert after["boxes"] == before["boxes"] and after["dealer"] == before["dealer"]
+            assert after["phase"] == before["phase"]
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    _verify(tmp_path / "pontoon.db")

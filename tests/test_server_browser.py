@@ -1,0 +1,156 @@
+"""Three players in three browser contexts play a round through the page (Playwright driving
+Debian's Chromium, headless). Screenshots go to $PONTOON_TEST_ARTIFACTS or the test's tmp
+directory. Skipped only when /usr/bin/chromium is absent (.ci/run installs it)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("playwright")
+
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+from pontoon.cli import main
+from pontoon.rules import load_rules
+from pontoon.server.app import create_app
+from pontoon.server.table import TableConfig
+from tests.test_server import ROUND
+from tests.test_server_helpers import SUPERVISOR, stacked
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"
+)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    db = tmp_path / "browser.db"
+    rules = load_rules("nz-pontoon")
+    app = create_app(
+        f"sqlite:///{db}",
+        [TableConfig("kauri", rules, 60.0, 60.0, 100_000, stacked(ROUND))],
+        SUPERVISOR,
+    )
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started
+    yield f"http://127.0.0.1:{port}/", db
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    out = Path(os.environ.get("PONTOON_TEST_ARTIFACTS", tmp_path / "artifacts"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _step(page: Page, do: Any) -> None:
+    """Do something on the page and wait until the table has moved on."""
+    v = page.get_attribute("body", "data-version")
+    do()
+    page.wait_for_function(f"document.body.dataset.version !== '{v}'", timeout=10_000)
+
+
+def test_three_players_play_a_round_in_the_browser(
+    server: tuple[str, Path], artifacts: Path
+) -> None:
+    url, db = server
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        pages: dict[str, Page] = {}
+        for name in ("ana", "ben", "cat"):
+            page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+            page.goto(url)
+            page.fill("#player-name", name)
+            page.click("#join-button")
+            page.wait_for_selector("body[data-version]")
+            pages[name] = page
+        ana, ben, cat = pages["ana"], pages["ben"], pages["cat"]
+        _step(ana, lambda: ana.click('.box[data-box="1"]'))  # the 10-dollar chip
+        ben.click('.chip[data-chip="500"]')
+        _step(ben, lambda: ben.click('.box[data-box="1"]'))  # behind ana
+        _step(cat, lambda: cat.click('.box[data-box="2"]'))
+        _step(cat, lambda: cat.click('.box[data-box="2"]'))
+        ana.wait_for_selector('button[data-action="deal"]')
+        cat.screenshot(path=str(artifacts / "1-bets.png"))
+        _step(cat, lambda: cat.keyboard.press("Enter"))  # deal
+        ben.wait_for_selector('button[data-action="insure"]')
+        _step(ben, lambda: ben.click('button[data-action="insure"]'))
+        _step(cat, lambda: cat.keyboard.press("n"))
+        _step(ana, lambda: ana.click('button[data-action="no-insurance"]'))
+        ana.screenshot(path=str(artifacts / "2-dealt.png"))
+        ana.check("#hint-toggle")  # the strategy hint, from the optimal chart
+        ana.wait_for_function(
+            "document.getElementById('hint').textContent.includes('(P8 v A)')", timeout=60_000
+        )
+        _step(ana, lambda: ana.keyboard.press("p"))  # split
+        ben.wait_for_selector('button[data-action="split"][data-follow="both"]')
+        ben.screenshot(path=str(artifacts / "3-follow-split.png"))
+        _step(ben, lambda: ben.click('button[data-action="split"][data-follow="both"]'))
+        _step(ana, lambda: ana.keyboard.press("h"))  # 8 7 K: bust
+        _step(ana, lambda: ana.keyboard.press("s"))
+        cat.wait_for_selector('button[data-action="double"]')
+        _step(cat, lambda: cat.keyboard.press("d"))
+        for page in pages.values():
+            page.wait_for_selector("body[data-phase='over']")
+        assert "cat +$40.00" in cat.inner_text("#result")
+        assert "bust" in ana.inner_text("#boxes")
+        assert ana.locator(".card").count() >= 10  # cards drawn as cards
+        for name, page in pages.items():
+            page.screenshot(path=str(artifacts / f"4-over-{name}.png"))
+        ana.wait_for_selector("#history li")
+        ana.click("#history li")
+        ana.wait_for_selector("#replay:not([hidden])")
+        for _ in range(14):
+            ana.click("#replay-next")
+        assert ana.locator("#replay .card").count() >= 3
+        ana.screenshot(path=str(artifacts / "5-replay.png"))
+        # the supervisor applies a section 16 procedure from the page: 16.5, the round void
+        sup = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        sup.goto(f"{url}?supervisor={SUPERVISOR}&table=kauri")
+        sup.wait_for_selector("#supervisor:not([hidden])")
+        _step(ana, lambda: ana.click('.box[data-box="3"]'))
+        _step(ana, lambda: ana.keyboard.press("Enter"))
+        assert ana.get_attribute("body", "data-phase") != "over"
+        sup.select_option("#procedure", "void")
+        _step(ana, lambda: sup.click("#procedure-apply"))
+        ana.wait_for_selector("body[data-phase='over']")
+        assert "void" in ana.inner_text("#boxes")
+        sup.screenshot(path=str(artifacts / "6-supervisor-void.png"))
+        browser.close()
+    assert main(["verify", "--db", f"sqlite:///{db}"]) == 0

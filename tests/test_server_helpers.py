@@ -1,0 +1,108 @@
+"""Helpers for the table server's tests: a stacked shoe and WebSocket clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+SUPERVISOR = "supervisor-secret-token"
+
+
+class Stacked:
+    """A shuffler for tests: the first shuffle puts ``codes`` on top, in order (the first is
+    the burn card); later shuffles are seeded."""
+
+    def __init__(self, codes: Sequence[str], seed: int = 1) -> None:
+        self.codes = list(codes)
+        self.rng = np.random.default_rng(seed)
+        self.used = False
+
+    def shuffle(self, x: Any, /) -> None:
+        self.rng.shuffle(x)
+        if self.used:
+            return
+        self.used = True
+        picked = []
+        for code in self.codes:
+            i = next(i for i, c in enumerate(x) if c.code == code)
+            picked.append(x.pop(i))
+        x.extend(reversed(picked))
+
+
+def stacked(codes: Sequence[str]) -> Callable[[], Stacked]:
+    return lambda: Stacked(codes)
+
+
+OPEN: list[Player] = []
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[Any]:
+    """A TestClient whose WebSockets are all closed before it stops (even when a test fails:
+    an open socket would keep the server from stopping)."""
+    from fastapi.testclient import TestClient
+
+    with TestClient(app) as client:
+        try:
+            yield client
+        finally:
+            while OPEN:
+                OPEN.pop().close()
+
+
+class Player:
+    """A WebSocket client of the test server (fastapi TestClient)."""
+
+    def __init__(self, client: Any, table: str, name: str | None, token: str | None = None):
+        self.name = name
+        if token is None:
+            assert name is not None
+            r = client.post(f"/api/tables/{table}/join", json={"name": name})
+            assert r.status_code == 200, r.text
+            token = r.json()["token"]
+        self.token = token
+        self._cm = client.websocket_connect(f"/ws/{table}?token={token}")
+        self.ws = self._cm.__enter__()
+        OPEN.append(self)
+        self.state: dict[str, Any] = self.ws.receive_json()
+        assert self.state["type"] == "state", self.state
+        self.n = 0
+
+    def close(self) -> None:
+        if self in OPEN:
+            OPEN.remove(self)
+            self._cm.__exit__(None, None, None)
+
+    def send(self, **msg: Any) -> dict[str, Any]:
+        """Send a message and return the reply (ok or error); states on the way are kept."""
+        self.n += 1
+        msg.setdefault("id", f"{self.name}-{self.n}")
+        self.ws.send_json(msg)
+        return self.reply()
+
+    def send_raw(self, text: str) -> dict[str, Any]:
+        self.ws.send_text(text)
+        return self.reply()
+
+    def reply(self) -> dict[str, Any]:
+        while True:
+            m: dict[str, Any] = self.ws.receive_json()
+            if m["type"] == "state":
+                self.state = m
+            else:
+                return m
+
+    def fresh(self) -> dict[str, Any]:
+        """The table's state now."""
+        r = self.send(type="state")
+        assert r["type"] == "ok"
+        m: dict[str, Any] = self.ws.receive_json()
+        assert m["type"] == "state"
+        self.state = m
+        return m
+
+    def act(self, action: str, box: int, **kw: Any) -> dict[str, Any]:
+        return self.send(type="act", action=action, box=box, **kw)
