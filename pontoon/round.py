@@ -145,6 +145,9 @@ class FollowUps:
     waiting: list[str]
 
 
+_make_event = tuple.__new__
+
+
 def _whole(x: object) -> bool:
     """An amount of money: a whole number of minor units (and not a bool)."""
     return isinstance(x, int) and not isinstance(x, bool)
@@ -231,8 +234,22 @@ class Round:
         return out
 
     # ------------------------------------------------------------------ events and money
-    def _emit(self, kind: str, **data: object) -> None:
-        self.events.append(Event(kind, **data))  # type: ignore[arg-type]
+    def _emit(
+        self,
+        kind: str,
+        box: int | None = None,
+        hand: int | None = None,
+        player: str | None = None,
+        card: str | None = None,
+        amount: int | None = None,
+        detail: str | None = None,
+        odds: str | None = None,
+        rule: str | None = None,
+        by: str | None = None,
+    ) -> None:
+        # Built as a plain tuple: the named tuple's own constructor costs a third more here.
+        event = (kind, box, hand, player, card, amount, detail, odds, rule, by)
+        self.events.append(_make_event(Event, event))
 
     def _shoe_event(self, kind: str, rule: str, card: Card | None) -> None:
         self._emit(kind, rule=rule, card=card.code if card else None)
