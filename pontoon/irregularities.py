@@ -124,7 +124,8 @@ def check(rnd: Round, op: Irregularity) -> None:
     if op.box is not None and box is None:
         raise _refuse(op, rule, "the box holds no wager")
     kind = op.kind
-    if kind in ("drawn-unexposed", "reconstruct", "void", "absent", "exposed-card") and not in_play:
+    in_play_only = ("drawn-unexposed", "reconstruct", "void", "absent", "exposed-card")
+    if (kind in in_play_only or kind == "dealer-first-card-omitted") and not in_play:
         raise _refuse(op, rule, "the round is over")
     if rnd.choosing and kind != "damaged":
         raise _refuse(op, "15.5", "the seated players first choose to void or complete")
@@ -202,7 +203,7 @@ def apply(rnd: Round, op: Irregularity) -> None:
         card = rnd.source.draw()
     elif kind == "damaged":
         card = Card.parse(op.card or "")
-    elif kind == "dealer-first-card-omitted" and not any(h.acted for _, _, h in rnd.hands()):
+    elif kind == "dealer-first-card-omitted" and _untouched(rnd):
         card = rnd.source.draw()  # the reconstructed deal needs one more card
     rnd._emit(
         "irregularity",
@@ -249,7 +250,7 @@ def _void(rnd: Round, op: Irregularity, rule: str) -> None:
         return
     box = rnd.boxes[op.box]
     rnd.void_box(box, rule, None if op.hand is None else [op.hand])
-    rnd._advance()
+    rnd.resume()
 
 
 def _absent(rnd: Round, rule: str) -> None:
@@ -264,7 +265,7 @@ def _absent(rnd: Round, rule: str) -> None:
     while (cur := rnd.current()) is not None and cur[0] is box:
         hand = cur[1]
         index = rnd.hand_index
-        while hand.state == OPEN and not hand.refused:
+        while hand.state == OPEN and not hand.refused and not hand.doubled:
             short = hard_total(hand.cards) <= 11 if blackjack else hand.total < 12
             if not short or (hand.split_aces and not rnd.rules.hit_split_aces):
                 break
@@ -273,6 +274,17 @@ def _absent(rnd: Round, rule: str) -> None:
         if hand.state == OPEN:
             hand.state = STOOD
         rnd._advance()
+
+
+def _untouched(rnd: Round) -> bool:
+    """The layout is still the initial deal: no decision, no card drawn, nothing settled."""
+    return all(
+        not h.acted
+        and len(h.cards) == 2
+        and not h.discarded
+        and not any(w.settled for w in h.wagers)
+        for _, _, h in rnd.hands()
+    ) and all(len(b.hands) == 1 for b in rnd.order)
 
 
 def _dealer_omitted(rnd: Round, extra: Card | None) -> None:

@@ -599,6 +599,8 @@ class Round:
         odds = self.rules.insurance_pays
         for box in self.order:
             for w in box.insurance.values():
+                if w.settled:  # void (16.5)
+                    continue
                 if dealer_natural:
                     self._settle(box, None, w, "win", "10", odds=odds, won=winnings(w.amount, odds))
                 else:
@@ -620,6 +622,8 @@ class Round:
             for box in self.order:
                 hand = box.hands[0]
                 for w in hand.wagers:
+                    if w.settled:  # void (16.5)
+                        continue
                     if is_pontoon(hand.cards):
                         if self.rules.player_21_wins:
                             odds = self.rules.natural_pays
@@ -840,7 +844,9 @@ class Round:
                 "9.3",
                 "surrender only when the dealer's first card is A, K, Q or J",
             )
-        late = box.surrender_offered_late and hand.state in (OPEN, STOOD)
+        if hand.state not in (OPEN, STOOD) or any(w.settled for w in hand.wagers):
+            raise IllegalAction("surrender", box.number, "9.3", "the hand is settled")
+        late = box.surrender_offered_late
         if len(box.hands) != 1 or len(hand.cards) != 2 or (hand.acted and not late):
             raise IllegalAction(
                 "surrender", box.number, "9.3", "surrender on the first two cards only"
@@ -1011,6 +1017,19 @@ class Round:
         ):
             for w in [*box.insurance.values(), *box.sevens.values()]:
                 self.void_wager(box, None, w, rule)
+        fu = self.follow_ups
+        if fu is not None and self.order[self.turn] is box and box.hands[fu.hand].state == SETTLED:
+            self.follow_ups = None  # 15.3: no choice is left on a void hand
+        if box.number in self.choosing:
+            self.choosing.remove(box.number)
+
+    def resume(self) -> None:
+        """Go on after a procedure changed the layout: close an insurance phase nobody is left
+        to decide, or run the automatic steps to the next decision."""
+        if self.phase == INSURANCE and not self._insurance_waiting():
+            self._close_insurance()
+        else:
+            self._advance()
 
     def _hit(self, move: Move, box: Box, hand: Hand) -> None:
         self._deal(box, self.hand_index, "8.4")
@@ -1174,7 +1193,7 @@ class Round:
             box = self.order[self.turn]
             while self.hand_index < len(box.hands):
                 hand = box.hands[self.hand_index]
-                if len(hand.cards) == 1:  # a split hand's second card (13.5)
+                if len(hand.cards) == 1 and hand.state == OPEN:  # a split hand's second card
                     self._deal(box, self.hand_index, "13.5")
                     self._after_card(box, self.hand_index, hand)
                 if hand.state == OPEN:

@@ -67,56 +67,6 @@ VOID_RULES = frozenset({"16.5", "15.8", "15.5(a)"})  # the rules a wager is void
 EXPOSED_RULES = frozenset({"16.4", "15.7"})  # the deal of an exposed card
 OMITTED = "dealer-first-card-omitted"  # 15.5
 
-# Engine bugs found by these tests, avoided until fixed (set to False to see them fail):
-# 16.5: a box voided while its players behind still choose whether to follow a double or a
-# split keeps the choice open; the next 'decline' deals the 14.1(b) card to the void, discarded
-# hand and settles its void wagers again (a win paid on a void wager; a card lost). The same
-# through 15.5: dealer-first-card-omitted is accepted while they choose, then 'void'.
-AVOID_VOID_DURING_FOLLOW_UPS_BUG = True
-# 15.5: dealer-first-card-omitted is accepted after the round is over (the omission went
-# unnoticed); it reopens the finished round for the seated players' void/complete choice,
-# and a 'void' then reverses wagers settled at the end of the round.
-AVOID_OMITTED_AFTER_ROUND_BUG = True
-# 16.5: a box voided (not the whole round) keeps its insurance wagers, now void, in
-# box.insurance; the dealer's second card settles them again ('lose' collects a wager that
-# was already returned: the table ends negative).
-AVOID_VOID_INSURED_BOX_BUG = True
-# 15.5: the reconstruction, with no decision made yet, swaps the second cards of hands that
-# are no longer as dealt: in the discard rack (a box voided, or a pontoon paid at once: the
-# card is then both in the rack and on the layout), or drawn for an absent player (16.6: the
-# hand keeps its third card and stands, and may bust without being settled).
-AVOID_RECONSTRUCT_CHANGED_HANDS_BUG = True
-# 16.5, peek game: a box voided while insurance is decided, before the peek, is settled again
-# by the peek ('lose' to a dealer blackjack collects a returned wager); and when its players
-# were the last to decide, the round stays in the insurance phase with no legal move.
-AVOID_VOID_BEFORE_PEEK_BUG = True
-# 16.5: voiding a box whose split hand is still waiting for its second card: _advance deals
-# the 13.5 card to the void hand already in the discard rack, and the card is lost (also
-# after 15.5, when the seated player chooses 'void').
-AVOID_VOID_ONE_CARD_HAND_BUG = True
-# 16.12: a box given a missed surrender offer whose hand is then settled or stood without a
-# decision of its own (voided, drawn for an absent player, or the round over) may still
-# 'surrender': legal_moves() lists it, even after the round, and apply() settles the wager a
-# second time (the table ends negative).
-AVOID_LATE_SURRENDER_SETTLED_BUG = True
-# 16.6 / 15.9 with double_rescue: the absent procedure draws more cards to a doubled hand
-# left open for the rescue (14.1(b): one and only one card after a double).
-AVOID_ABSENT_DOUBLED_BUG = True
-
-
-def avoided(rnd: Round, move: Move) -> bool:
-    """A move that would run into a bug avoided above."""
-    box = rnd.boxes.get(move.box)
-    return (
-        AVOID_LATE_SURRENDER_SETTLED_BUG
-        and move.action == "surrender"
-        and box is not None
-        and box.surrender_offered_late
-        and bool(box.hands)
-        and box.hands[0].state not in ("open", "stood")
-    )
-
-
 # Reproducible by default (CI must not be flaky). To hunt for new failures, run e.g.
 # PONTOON_PROPERTY_EXAMPLES=5000 PONTOON_PROPERTY_RANDOM=1 .venv/bin/pytest tests/test_properties.py
 EXAMPLES = int(os.environ.get("PONTOON_PROPERTY_EXAMPLES", "500"))
@@ -296,6 +246,7 @@ def wager_ledgers(rnd: Round) -> tuple[dict[LedgerKey, Ledger], dict[int, list[i
     last: tuple[Event, LedgerKey] | None = None  # the outcome the money that follows settles
     returned = False  # the one 'return' of a 'void' outcome has been seen
     restake: tuple[LedgerKey, int] | None = None  # a reversal's stake, its collect next
+    supers: set[tuple[int | None, int | None]] = set()  # hands paid a Super Bonus (11.2)
 
     def side(e: Event) -> LedgerKey:
         """The insurance or Super Sevens wager an event without a hand is about."""
@@ -309,10 +260,8 @@ def wager_ledgers(rnd: Round) -> tuple[dict[LedgerKey, Ledger], dict[int, list[i
         assert e.rule in VOID_RULES, e
         # void_box voids a player's insurance (reversal, then outcome) before the sevens.
         ins = (e.box, "insurance", e.player)
-        return ins if ins in ledgers and "void" not in ledgers[ins].outcomes else side_sevens(e)
-
-    def side_sevens(e: Event) -> LedgerKey:
-        assert e.box is not None and e.player is not None
+        if ins in ledgers and "void" not in ledgers[ins].outcomes:
+            return ins
         return e.box, "sevens", e.player
 
     def key_of(e: Event) -> LedgerKey:
@@ -340,6 +289,8 @@ def wager_ledgers(rnd: Round) -> tuple[dict[LedgerKey, Ledger], dict[int, list[i
                     led.reversing = False
                 led.outcomes.append(e.detail)
                 last, returned = (e, key), False
+                if (e.rule, e.detail) == ("11.2", "win"):
+                    supers.add((e.box, e.hand))
                 continue
             last = None
             if kind == "wager" and e.detail != SEVENS:
@@ -368,10 +319,9 @@ def wager_ledgers(rnd: Round) -> tuple[dict[LedgerKey, Ledger], dict[int, list[i
                 ledgers.setdefault(key, Ledger()).staked += e.amount
             continue
         if kind == "pay" and e.player not in rnd.boxes[e.box].players:
-            # 11.2: the Super Bonus pays every other player at the table
+            # 11.2: a Super Bonus pays every other player at the table, after the hand's wagers
             assert last is not None and e.rule == "11.2", e
-            out = last[0]
-            assert (out.rule, out.detail, out.box, out.hand) == ("11.2", "win", e.box, e.hand), e
+            assert (last[0].box, last[0].hand) == (e.box, e.hand) and (e.box, e.hand) in supers, e
             others[e.player] += e.amount
             continue
         if restake is not None:
@@ -736,7 +686,8 @@ def check_outcomes(rnd: Round) -> None:
             cards = hand.cards
             p = total(cards)
             natural = is_pontoon(cards) and not hand.from_split
-            if hand.doubled and r.double_on != "any-number":
+            voided = all(w.outcome == "void" for w in hand.wagers)  # 16.5: before its card
+            if hand.doubled and r.double_on != "any-number" and not voided:
                 assert len(cards) == 3, "14.1(b): one card after a double"
             if hand.split_aces and not r.hit_split_aces:
                 assert len(cards) == 2, "14.1(c): one card to each split ace"
@@ -816,7 +767,7 @@ def check_end(rnd: Round, shoe: Shoe) -> None:
     assert rnd.table == 0
     assert rnd.follow_ups is None and rnd.hole is None
     assert rnd.exposed is None and not rnd.choosing and not rnd.damaged
-    assert not [m for m in rnd.legal_moves() if not avoided(rnd, m)], "a move after the round"
+    assert not rnd.legal_moves(), "a move after the round"
     assert rnd.cards_on_layout() == []
     assert Counter(shoe.remaining) + Counter(shoe.discards) == Counter(shoe.full_pack)
     for _, _, w in all_wagers(rnd):
@@ -887,7 +838,7 @@ def try_illegal(rnd: Round, shoe: Shoe, rng: random.Random) -> Move | None:
     # check() let it through: the same decision must be among the legal moves.
     legal = {(m.action, m.box, seated_of(rnd, m)) for m in rnd.legal_moves()}
     assert (move.action, move.box, seated_of(rnd, move)) in legal, move
-    return None if avoided(rnd, move) else move
+    return move
 
 
 def move_key(rnd: Round, m: Move) -> tuple[Any, ...]:
@@ -1038,10 +989,13 @@ def random_irregularity(rnd: Round, rng: random.Random) -> Irregularity:
 
 def check_absent(rnd: Round, box: Box, hands: list[Hand]) -> None:
     """16.6: the absent player's hands were drawn to 12 or more (15.9: while the hard total
-    is 11 or less), then stand; split aces still take one card each (14.1(c))."""
+    is 11 or less), then stand; split aces still take one card each (14.1(c)), and a soft 21
+    draws no more (14.1(a))."""
     for hand in hands:
         assert hand.state != "open", hand
         if hand.discarded or hand.refused or (hand.split_aces and not rnd.rules.hit_split_aces):
+            continue
+        if total(hand.cards) == 21:
             continue
         if rnd.rules.rule_book == "blackjack":
             assert hard_total(hand.cards) > 11, f"15.9: box {box.number} stood on {hand.cards}"
@@ -1055,29 +1009,7 @@ def try_irregularity(
     """Try a procedure (by default a random one): refused with a rule and no change, or
     applied and logged. Returns whether it was applied."""
     op = op or random_irregularity(rnd, rng)
-    if AVOID_VOID_DURING_FOLLOW_UPS_BUG and op.kind in ("void", OMITTED) and rnd.follow_ups:
-        return False
-    if AVOID_OMITTED_AFTER_ROUND_BUG and op.kind == OMITTED and rnd.over:
-        return False
-    if AVOID_VOID_BEFORE_PEEK_BUG and op.kind == "void" and rnd.phase == "insurance":
-        return False
-    box = rnd.boxes.get(op.box or 0) if op.kind == "void" else None
-    if AVOID_VOID_ONE_CARD_HAND_BUG and box and any(len(h.cards) == 1 for h in box.hands):
-        return False
-    one_card = any(len(h.cards) == 1 for _, _, h in rnd.hands())  # (then a 15.5 'void')
-    if AVOID_VOID_ONE_CARD_HAND_BUG and op.kind == OMITTED and one_card:
-        return False
-    if AVOID_VOID_INSURED_BOX_BUG and box and box.insurance:
-        return False
     cur = rnd.current()
-    if AVOID_ABSENT_DOUBLED_BUG and op.kind == "absent" and cur and cur[1].doubled:
-        return False
-    hands = [h for _, _, h in rnd.hands()]
-    changed = not any(h.acted for h in hands) and any(
-        h.discarded or len(h.cards) != 2 for h in hands
-    )
-    if AVOID_RECONSTRUCT_CHANGED_HANDS_BUG and op.kind == OMITTED and changed:
-        return False
     allowed = rnd.can_irregularity(op)
     attempt = functools.partial(rnd.apply_irregularity, op)
     if refused(rnd, shoe, attempt, functools.partial(rnd.check_irregularity, op)):
@@ -1091,7 +1023,7 @@ def try_irregularity(
     attempt()
     if over:  # 16.1, 16.3, 16.8-16.10 after the round: no money moves, no move is open
         assert rnd.over and (rnd.balance, rnd.table, rnd.house) == money, op
-        assert not [m for m in rnd.legal_moves() if not avoided(rnd, m)], f"{op} reopened the round"
+        assert not rnd.legal_moves(), f"{op} reopened the round"
     logged = [e for e in rnd.events[n:] if e.kind == "irregularity"]
     rule = PROCEDURES[op.kind][rnd.rules.rule_book][0]
     assert [(e.detail, e.by, e.rule) for e in logged] == [(op.kind, op.by, rule)], logged
@@ -1185,7 +1117,6 @@ def play_round(
         elif rng.random() < defaults:
             rnd.apply_defaults()
         else:
-            legal = [m for m in legal if not avoided(rnd, m)]
             move = rng.choices(legal, [weights[m.action] for m in legal])[0]
             rnd.apply(vary(rnd, move, rng))
         check_state(rnd, shoe)

@@ -282,3 +282,45 @@ def test_16_procedures_outside_the_pontoon_book_refused_in_blackjack() -> None:
     rnd = start("9S 7H 8D 5C", preset="nz-blackjack")
     with pytest.raises(IllegalAction, match="the blackjack rules have no such procedure"):
         rnd.apply_irregularity(Irregularity("face-up-in-shoe"))
+
+
+def test_16_5_void_while_players_behind_choose_closes_their_choice() -> None:
+    rnd = start("5S 9D 6H JC 8D 7S 9S", [(1, "ana", 1000), (1, "ben", 1000), (2, "cat", 1000)])
+    rnd.apply(Move("double", 1))
+    rnd.apply_irregularity(Irregularity("void", by="supervisor", box=1))
+    assert rnd.follow_ups is None and rnd.net("ana") == 0 and rnd.net("ben") == 0
+    rnd.apply(Move("stand", 2))
+    assert rnd.over and rnd.table == 0
+    _same_after_replay(rnd)
+
+
+def test_16_5_void_insured_box_insurance_not_settled_again() -> None:
+    rnd = start("9S 8D AH 8C 9C 5C 3C", TWO)
+    rnd.apply(Move("insure", 1, amount=500))
+    rnd.apply_irregularity(Irregularity("void", by="supervisor", box=1))
+    rnd.apply(Move("stand", 2))
+    assert rnd.over and rnd.net("ana") == 0 and rnd.table == 0
+
+
+def test_16_5_void_split_hand_waiting_for_its_card_loses_no_card() -> None:
+    rnd = start("8S 9D 7H 8H 9C 5S 4H 2D", [(1, "ana", 1000), (2, "ben", 1000)])
+    rnd.apply(Move("split", 1))
+    rnd.apply_irregularity(Irregularity("void", by="supervisor", box=1))
+    assert [len(h.cards) for h in rnd.order[0].hands] == [2, 1]
+    _same_after_replay(rnd)
+
+
+def test_16_12_no_late_surrender_once_the_hand_is_void() -> None:
+    rnd = start("9S 9H KH 8D 8C KC 5C", TWO)
+    rnd.apply(Move("stand", 1))
+    rnd.apply_irregularity(Irregularity("missed-surrender", box=1))
+    rnd.apply_irregularity(Irregularity("void", by="supervisor", box=1))
+    with pytest.raises(IllegalAction, match=r"9\.3 the hand is settled"):
+        rnd.apply(Move("surrender", 1))
+
+
+def test_16_6_absent_draws_nothing_more_to_a_doubled_hand() -> None:
+    rnd = start("5S 9H 4D 2C 8S 9C", double_rescue=True)
+    rnd.apply(Move("double", 1))
+    rnd.apply_irregularity(Irregularity("absent", by="supervisor"))
+    assert codes(rnd.order[0].hands[0].cards) == ["5S", "4D", "2C"]  # 14.1(b)
