@@ -17,7 +17,6 @@ Money is typed in dollars and kept in cents, without floats:
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
@@ -30,6 +29,7 @@ from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, hard_total
 from pontoon.irregularities import Irregularity
+from pontoon.money import dollars, parse_dollars, signed
 from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
@@ -53,26 +53,6 @@ KEYS: Final = {
 ACTION_OF_KEY: Final = {key: action for action, key in KEYS.items()}
 QUIT: Final = ("q", "quit", "exit")
 INSURANCE: Final = ("insure", "no-insurance")
-_DOLLARS = re.compile(r"\$?(\d+)(?:\.(\d{1,2}))?")
-
-
-# ---------------------------------------------------------------------------- money
-def parse_dollars(text: str) -> int:
-    """Dollars as typed (``10``, ``10.5``, ``$10.50``) in cents; :class:`InputError` else."""
-    m = _DOLLARS.fullmatch(text.strip())
-    if m is None or len(m.group(1)) > 12:
-        raise InputError(f"{text.strip()!r} is not an amount: type dollars, like 10 or 10.50")
-    return int(m.group(1)) * 100 + int((m.group(2) or "0").ljust(2, "0"))
-
-
-def dollars(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole:,}.{part:02d}"
-
-
-def signed(cents: int) -> str:
-    return ("+" if cents > 0 else "") + dollars(cents)
 
 
 # ---------------------------------------------------------------------------- the table
@@ -629,4 +609,4 @@ def play(rules: RuleSet, args: argparse.Namespace) -> int:
         recorder.close()
 
 
-__all__ = ["Table", "dollars", "parse_dollars", "play", "signed"]
+__all__ = ["Table", "play"]

@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 from pontoon.events import Event
+from pontoon.money import parse_dollars
 from pontoon.replay import replay
 from pontoon.rules import load_rules
 from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
 from pontoon.store.show import list_rounds
 from pontoon.store.verify import verify
-from pontoon.terminal import parse_dollars
 from tests.test_store import BACKENDS, fresh_database
 
 SEED = 7

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pontoon.cli import main
 from pontoon.errors import InputError
 from pontoon.hand import describe
-from pontoon.terminal import dollars, parse_dollars, signed
+from pontoon.money import dollars, parse_dollars, signed
 
 
 def run_play(

@@ -8,7 +8,6 @@ card, the shoe, a burnt card or the hole card.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 from collections import OrderedDict
@@ -21,14 +20,13 @@ from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
 from pontoon.hand import total
 from pontoon.irregularities import Irregularity
-from pontoon.replay import replay
 from pontoon.round import BETTING, INSURANCE, INSURANCE_ACTIONS, Box, Move, Round
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, Shuffler, seeded
 from pontoon.store.db import Store
 from pontoon.store.recorder import LedgerError, OpenRound, RoundLog, TableLog
-from pontoon.store.session import _tidy
+from pontoon.store.session import resumable, tidy
 from pontoon.store.shoestate import matches, restore
 from pontoon.store.show import event_text
 
@@ -144,21 +142,7 @@ class Table:
         return self.config.shuffler() if self.config.shuffler else seeded(None)
 
     def _resumable(self, open_round: OpenRound) -> Round | None:
-        evts = open_round.events
-        if not evts or evts[0].kind != "rules" or evts[0].detail is None:
-            return None
-        if json.loads(evts[0].detail) != self.rules.to_dict():
-            return None
-        if not any(e.kind == "action" and e.detail == "no-more-bets" for e in evts):
-            return None
-        state = self.log.shoe_state
-        if state is None or state[0] != open_round.last_seq:
-            return None
-        try:
-            rnd = replay(evts)
-        except PontoonError:
-            return None
-        return rnd if rnd.events == evts and not rnd.over else None
+        return resumable(self.log, self.rules, open_round)
 
     def _recover(self) -> Shoe:
         """The shoe and any unfinished round, taken back from the store as ``pontoon play
@@ -187,7 +171,7 @@ class Table:
             self.notes.append(f"round {open_round.number} was interrupted: void (16.5)")
             open_round = log.open_round()
         if self.round is None and shoe.shuffles:
-            _tidy(shoe)
+            tidy(shoe)
         return shoe
 
     def _reload(self) -> None:

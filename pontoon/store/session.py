@@ -32,7 +32,32 @@ class Recovery:
     notes: list[str] = field(default_factory=list)
 
 
-def _tidy(shoe: Shoe) -> None:
+def resumable(
+    log: TableLog, rules: RuleSet, open_round: OpenRound, players: set[str] | None = None
+) -> Round | None:
+    """The unfinished round rebuilt from its log, when it can go on exactly where it stopped:
+    the same rules, only ``players`` (when given) in it, dealt, and the shoe stored with its
+    last event; else None (the round is then void under 16.5)."""
+    evts = open_round.events
+    if not evts or evts[0].kind != "rules" or evts[0].detail is None:
+        return None
+    if json.loads(evts[0].detail) != rules.to_dict():
+        return None
+    if players is not None and open_round.players - players:
+        return None
+    if not any(e.kind == "action" and e.detail == "no-more-bets" for e in evts):
+        return None
+    state = log.shoe_state
+    if state is None or state[0] != open_round.last_seq:
+        return None
+    try:
+        rnd = replay(evts)
+    except PontoonError:
+        return None
+    return rnd if rnd.events == evts and not rnd.over else None
+
+
+def tidy(shoe: Shoe) -> None:
     """Cards neither in the shoe nor in the rack lay on a void round's layout: they go to the
     discard rack (16.5), so that the pack is whole again."""
     missing = Counter(c.code for c in shoe.full_pack)
@@ -55,23 +80,7 @@ class TerminalRecorder:
         self.store.close()
 
     def _resumable(self, open_round: OpenRound) -> Round | None:
-        evts = open_round.events
-        if not evts or evts[0].kind != "rules" or evts[0].detail is None:
-            return None
-        if json.loads(evts[0].detail) != self.rules.to_dict():
-            return None
-        if open_round.players - {self.player}:
-            return None
-        if not any(e.kind == "action" and e.detail == "no-more-bets" for e in evts):
-            return None
-        state = self.log.shoe_state
-        if state is None or state[0] != open_round.last_seq:
-            return None
-        try:
-            rnd = replay(evts)
-        except PontoonError:
-            return None
-        return rnd if rnd.events == evts and not rnd.over else None
+        return resumable(self.log, self.rules, open_round, {self.player})
 
     def recover(self, bankroll: int, seed: int | None) -> Recovery:
         log = self.log
@@ -101,7 +110,7 @@ class TerminalRecorder:
             )
             open_round = log.open_round()
         if out.resumed is None and shoe.shuffles:
-            _tidy(shoe)
+            tidy(shoe)
         balance = log.balance(self.player)
         if out.resumed is not None:
             out.bankroll = balance - out.resumed.round.net(self.player)

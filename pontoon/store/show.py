@@ -15,20 +15,11 @@ from sqlalchemy import and_, exists, select
 
 from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
+from pontoon.money import dollars, signed
 from pontoon.replay import replay
 from pontoon.scenario import result_document
 from pontoon.store.db import Store
 from pontoon.store.schema import round_players, rounds
-
-
-def dollars(cents: int) -> str:
-    sign = "-" if cents < 0 else ""
-    whole, part = divmod(abs(cents), 100)
-    return f"{sign}${whole:,}.{part:02d}"
-
-
-def signed(cents: int) -> str:
-    return ("+" if cents > 0 else "") + dollars(cents)
 
 
 def _where(e: Event) -> str:
