@@ -46,19 +46,31 @@ def test_15_5_omitted_first_card_noticed_before_decisions_is_reconstructed() -> 
 
 
 def test_15_5_after_decisions_each_seated_player_chooses_void_or_complete() -> None:
-    rnd = _omitted("9S 5D 7H 8D TC AS KD", [(1, "ana", 1000), (2, "ben", 1000)])
+    wagers = [(1, "ana", 1000), (2, "ben", 1000), (3, "cat", 1000)]
+    rnd = _omitted("9S 5D 9C 7H 8D 8C TC AS KD", wagers)
     rnd.apply(Move("stand", 1))  # ana stands on 16
     rnd.apply(Move("hit", 2))  # ben 5 8 T = 23: bust
     rnd.apply_irregularity(Irregularity("dealer-first-card-omitted", by=SUP))
-    with pytest.raises(IllegalAction, match=r"15\.5 the seated players of boxes 1, 2 first choose"):
-        rnd.apply(Move("hit", 1))
+    with pytest.raises(IllegalAction, match=r"15\.5 the seated players of boxes 1, 2, 3 first"):
+        rnd.apply(Move("stand", 3))
     rnd.apply(Move("complete", 1))
     rnd.apply(Move("void", 2))  # void even though ben's hand exceeded 21 (15.5(a))
+    rnd.apply(Move("complete", 3))
     assert rnd.net("ben") == 0
+    rnd.apply(Move("stand", 3))  # cat 17
     # the dealer takes the next cards as the hand: A K = 21 but not blackjack
-    assert codes(rnd.dealer) == ["AS", "KD"] and rnd.net("ana") == -1000
+    assert codes(rnd.dealer) == ["AS", "KD"]
+    assert rnd.net("ana") == -1000 and rnd.net("cat") == -1000
     assert rnd.order[0].hands[0].wagers[0].outcome == "lose"
     _replays(rnd)
+
+
+def test_15_5_refused_once_the_round_is_over() -> None:
+    rnd = _omitted("9S 7H TC 9D", [(1, "ana", 1000)])
+    rnd.apply(Move("stand", 1))
+    assert rnd.over
+    with pytest.raises(IllegalAction, match=r"15\.5 the round is over"):
+        rnd.apply_irregularity(Irregularity("dealer-first-card-omitted", by=SUP))
 
 
 def test_15_5_dealer_ace_ten_after_omission_counts_21_not_blackjack() -> None:
