@@ -58,11 +58,16 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": root, "PYTHONUNBUFFERED": "1", "COLUMNS": "100"}
 
 
-def run_killed(url: str, rng: random.Random, early: bool) -> tuple[list[str], bool]:
+def run_killed(
+    url: str, rng: random.Random, early: bool, at_decision: bool = False
+) -> tuple[list[str], bool]:
     """Start a session on piped input, SIGKILL it at a random moment after its first round
-    has begun (``early``: at any moment from its start, recovery included); its complete
-    output lines, and whether it was still running when killed."""
+    has begun (``early``: at any moment from its start, recovery included; ``at_decision``:
+    while it waits for a decision, so in the middle of a round); its complete output lines,
+    and whether it was still running when killed."""
     lines = "".join(rng.choice(TOKENS) + "\n" for _ in range(4000))
+    if at_decision:
+        lines = ""  # answers are given one by one below
     proc = subprocess.Popen(
         _command(url),
         stdin=subprocess.PIPE,
@@ -73,6 +78,7 @@ def run_killed(url: str, rng: random.Random, early: bool) -> tuple[list[str], bo
     )
     out: list[str] = []
     started = threading.Event()
+    deciding = threading.Event()
 
     def read() -> None:
         assert proc.stdout is not None
@@ -80,10 +86,14 @@ def run_killed(url: str, rng: random.Random, early: bool) -> tuple[list[str], bo
             out.append(line)
             if HEADER.search(line):
                 started.set()
+            if "<- to act" in line:
+                deciding.set()
         started.set()
 
     def feed() -> None:
         assert proc.stdin is not None
+        if at_decision:  # stdin stays open: the session must wait, not see its end
+            return
         try:
             proc.stdin.write(lines)
             proc.stdin.close()
@@ -94,7 +104,16 @@ def run_killed(url: str, rng: random.Random, early: bool) -> tuple[list[str], bo
     writer = threading.Thread(target=feed, daemon=True)
     reader.start()
     writer.start()
-    if early:
+    if at_decision:  # wager with Enter until a box waits for a decision, then kill
+        assert proc.stdin is not None
+        for _ in range(20):
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            if deciding.wait(10):
+                break
+        assert deciding.is_set(), "no decision was asked for"
+        time.sleep(0.2)  # it is now blocked on its input, in the middle of a round
+    elif early:
         time.sleep(rng.uniform(0.05, 1.0))
     else:
         assert started.wait(60), "the session did not start"
@@ -138,7 +157,7 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(url: str) -> None:
     shown: dict[int, int] = {}
     resumed = killed = 0
     for i in range(KILLS):
-        lines, running = run_killed(url, rng, early=i % 4 == 3)
+        lines, running = run_killed(url, rng, early=i % 4 == 3, at_decision=i % 4 == 1)
         killed += running
         results, n = shown_results(lines)
         assert not set(results) & set(shown), "a round's result shown by two processes"
