@@ -370,7 +370,7 @@ class Round:
                 "wager",
                 box_number,
                 "15.2",
-                f"{player}'s wager would exceed the maximum {r.table_max}",
+                f"the wager of {player} would exceed the maximum {r.table_max}",
             )
         if box and player not in box.players and len(box.players) >= r.players_per_box:
             raise IllegalAction(
@@ -564,7 +564,9 @@ class Round:
             )
         most = self._insurable(box, player)
         if not most:
-            raise IllegalAction(move.action, move.box, "10", f"{player}'s wager is already settled")
+            raise IllegalAction(
+                move.action, move.box, "10", f"the wager of {player} is already settled"
+            )
         if move.action == "insure":
             amount = most if move.amount is None else move.amount
             if not _whole(amount) or not 1 <= amount <= most:

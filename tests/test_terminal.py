@@ -139,7 +139,7 @@ def test_wager_entry_in_dollars(
     assert code == 0
     assert "Not accepted: 'ten' is not an amount: type dollars, like 10 or 10.50" in out
     assert "rule 15.6 each wager must be at least the minimum" in out
-    assert "rule 15.2 you's wager would exceed the maximum" in out
+    assert "rule 15.2 the wager of you would exceed the maximum" in out
     assert "you have $1,500.00 left for this box, not $1,500.01" in out
     assert re.search(r"Box 1 +7♠ 2♥ +hard 9 +\$10\.50", out)
     assert "Wager on box 1 (Enter = $5.00, q quits): ten" in out

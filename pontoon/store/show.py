@@ -59,7 +59,7 @@ def event_text(e: Event) -> str:
     if k == "return":
         return f"refund: {amount} from the layout to {e.player}{on}"
     if k == "collect":
-        return f"collect: {amount} of {e.player}'s wager to the house{on}"
+        return f"collect: {amount} of the wager of {e.player} to the house{on}"
     if k == "pay":
         return f"pay: {amount} from the house to {e.player}{on}"
     if k == "outcome":
