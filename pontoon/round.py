@@ -23,7 +23,7 @@ Every change is an :class:`~pontoon.events.Event` in :attr:`Round.events`;
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
@@ -36,7 +36,7 @@ from pontoon.hand import hard_total, is_pair, is_pontoon, is_super_bonus_cards, 
 from pontoon.irregularities import Irregularity
 from pontoon.rules import RuleSet
 from pontoon.settlement import odds_text, super_bonus_amount, win_odds, winnings
-from pontoon.shoe import CardSource
+from pontoon.shoe import CardSource, ShoeEmpty
 
 SEATED_ACTIONS: Final = ("hit", "stand", "double", "split", "surrender", "rescue", "refuse")
 FOLLOW_ACTIONS: Final = ("double", "split", "decline")
@@ -476,6 +476,9 @@ class Round:
             raise IllegalAction(
                 "deal", None, "15.5", "an omitted first card is a Blackjack no-hole-card procedure"
             )
+        self._atomically("deal", None, self._deal_round, omit_dealer_card)
+
+    def _deal_round(self, omit_dealer_card: bool) -> None:
         self.source.start_round()
         self.order = [self.boxes[n] for n in sorted(self.boxes)]
         for box in self.order:
@@ -916,7 +919,8 @@ class Round:
 
     def apply_irregularity(self, op: Irregularity) -> None:
         """Apply a section 16 (or Blackjack 15.5-15.11) procedure, or raise and change nothing."""
-        irregularities.apply(self, op)
+        irregularities.check(self, op)
+        self._atomically(op.kind, op.box, irregularities.apply, self, op)
 
     # ------------------------------------------------------------------ legal moves
     def legal_moves(self) -> list[Move]:
@@ -953,6 +957,38 @@ class Round:
     def apply(self, move: Move) -> None:
         """Make ``move`` and every automatic step after it, or raise and change nothing."""
         self.check(move)
+        self._atomically(move.action, move.box, self._make, move)
+
+    def _atomically(
+        self, action: str, box: int | None, step: Callable[..., None], *args: object
+    ) -> None:
+        """Run ``step``. Should it fail part-way (the last card of the pack gone, 16.7), put the
+        round and the cards back as they were before it, and refuse it."""
+        mark, cards = len(self.events), self.source.checkpoint()
+        try:
+            step(*args)
+        except Exception as exc:
+            self._rewind(mark)
+            self.source.rollback(cards)
+            if isinstance(exc, ShoeEmpty):
+                raise IllegalAction(
+                    action,
+                    box,
+                    self.book_rule("16.7"),
+                    "no card is left in the shoe or the discard rack: every card is on the "
+                    f"layout, so the round can only be voided ({self.book_rule('16.5')})",
+                ) from None
+            raise
+
+    def _rewind(self, mark: int) -> None:
+        """The round as its first ``mark`` events left it, rebuilt from them."""
+        from pontoon.replay import replay
+
+        source = self.source
+        self.__dict__.update(replay(self.events[:mark]).__dict__)
+        self.source = source
+
+    def _make(self, move: Move) -> None:
         if move.action in INSURANCE_ACTIONS:
             self._insure(move)
             return

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, MutableSequence, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -41,8 +41,15 @@ def seeded(seed: int | None) -> Shuffler:
 Listener = Callable[[str, str, Card | None], None]
 
 
+class ShoeEmpty(InputError):
+    """Every card of the pack is on the layout: neither the shoe nor the discard rack has one."""
+
+
 class CardSource(Protocol):
-    """Where a round's cards come from: a real :class:`Shoe` or a scripted list."""
+    """Where a round's cards come from: a real :class:`Shoe` or a scripted list.
+
+    ``checkpoint()`` and ``rollback(mark)`` let a round take back the cards of a move that
+    could not be completed, so that a refused move changes nothing."""
 
     listener: Listener | None
 
@@ -53,6 +60,20 @@ class CardSource(Protocol):
     def draw(self) -> Card: ...
 
     def discard(self, cards: Sequence[Card]) -> None: ...
+
+    def checkpoint(self) -> object: ...
+
+    def rollback(self, mark: Any) -> None: ...
+
+
+class ShoeState(NamedTuple):
+    """Everything about a shoe but its generator: what the store keeps to resume a table."""
+
+    cards: tuple[Card, ...]  # next card first
+    discards: tuple[Card, ...]
+    behind_cut: int  # cards lying behind the cutting card
+    cut_reached: bool
+    shuffles: int
 
 
 class Shoe:
@@ -72,6 +93,49 @@ class Shoe:
         self.cut_reached = False
         self.listener: Listener | None = None
         self.shuffles = 0
+        self._drawn: list[Card] | None = None  # cards drawn since the last checkpoint
+
+    @classmethod
+    def from_state(cls, rules: RuleSet, state: ShoeState, rng: Shuffler | None = None) -> Shoe:
+        """The shoe :meth:`state` described (with a new generator unless ``rng`` is given)."""
+        shoe = cls(rules, rng)
+        shoe._cards = list(reversed(state.cards))
+        shoe.discards = list(state.discards)
+        shoe.behind_cut = state.behind_cut
+        shoe.cut_reached = state.cut_reached
+        shoe.shuffles = state.shuffles
+        return shoe
+
+    def state(self) -> ShoeState:
+        return ShoeState(
+            tuple(reversed(self._cards)),
+            tuple(self.discards),
+            self.behind_cut,
+            self.cut_reached,
+            self.shuffles,
+        )
+
+    def checkpoint(self) -> object:
+        """A mark to :meth:`rollback` to. Cheap: nothing is copied; cards drawn after it are
+        noted, and a shuffle after it (16.7) shuffles a copy of the discard rack."""
+        self._drawn = []
+        return (
+            self._cards,
+            len(self._cards),
+            self.discards,
+            len(self.discards),
+            self.behind_cut,
+            self.cut_reached,
+            self.shuffles,
+        )
+
+    def rollback(self, mark: Any) -> None:
+        """The cards and the rack as they were at ``mark``; the generator is not wound back."""
+        cards, count, discards, rack, self.behind_cut, self.cut_reached, self.shuffles = mark
+        drawn = self._drawn or []
+        cards.extend(reversed(drawn[: count - len(cards)]))
+        del discards[rack:]
+        self._cards, self.discards, self._drawn = cards, discards, None
 
     @property
     def remaining(self) -> list[Card]:
@@ -113,15 +177,18 @@ class Shoe:
         cards = self._cards
         if not cards:
             if not self.discards:
-                raise InputError("no cards left in the shoe or the discard rack")
-            cards = self.discards
+                raise ShoeEmpty("no card is left in the shoe or the discard rack")
+            cards = self.discards[:]  # a copy: a rollback finds the rack as it was
             self.discards = []
             self._shuffle(cards, "16.7")
             self._cards = cards
             self.behind_cut = 0
         if len(cards) <= self.behind_cut:
             self.cut_reached = True
-        return cards.pop()
+        card = cards.pop()
+        if self._drawn is not None:
+            self._drawn.append(card)
+        return card
 
     def discard(self, cards: Sequence[Card]) -> None:
         """Cards from the layout to the discard rack, in order (8.6)."""
@@ -175,3 +242,10 @@ class ScriptedCards:
 
     def discard(self, cards: Sequence[Card]) -> None:
         self.discards.extend(cards)
+
+    def checkpoint(self) -> object:
+        return self.position, len(self.discards)
+
+    def rollback(self, mark: Any) -> None:
+        self.position, rack = mark
+        del self.discards[rack:]

@@ -324,3 +324,55 @@ def test_16_6_absent_draws_nothing_more_to_a_doubled_hand() -> None:
     rnd.apply(Move("double", 1))
     rnd.apply_irregularity(Irregularity("absent", by="supervisor"))
     assert codes(rnd.order[0].hands[0].cards) == ["5S", "4D", "2C"]  # 14.1(b)
+
+
+def _bare_shoe(rules_name: str, cards: str, discards: str = "") -> tuple[Round, Shoe]:
+    """A shoe holding only ``cards`` (next first) and a rack of ``discards``: the rest of the
+    pack is, in effect, on the layout."""
+    from pontoon.cards import parse_cards
+    from pontoon.shoe import ShoeState
+
+    rules = load_rules(rules_name, {"decks": 1})
+    state = ShoeState(tuple(parse_cards(cards)), tuple(parse_cards(discards)), 0, False, 1)
+    shoe = Shoe.from_state(rules, state, np.random.default_rng(5))
+    return Round(rules, shoe), shoe
+
+
+def _frozen(rnd: Round, shoe: Shoe) -> tuple[object, ...]:
+    hands = [(b.number, [(codes(h.cards), h.acted) for h in b.hands]) for b in rnd.order]
+    return (list(rnd.events), dict(rnd.balance), rnd.phase, hands, codes(rnd.dealer), shoe.state())
+
+
+def test_16_7_no_card_left_anywhere_refuses_the_hit_and_changes_nothing() -> None:
+    rnd, shoe = _bare_shoe("nz-pontoon", "TS 9D 6H")
+    rnd.place_wager(1, "ana", 1000)
+    rnd.deal()
+    before = _frozen(rnd, shoe)
+    with pytest.raises(IllegalAction, match=r"rule 16\.7 no card is left .* voided \(16\.5\)"):
+        rnd.apply(Move("hit", 1))
+    assert _frozen(rnd, shoe) == before
+    rnd.apply_irregularity(Irregularity("void", by="supervisor"))  # 16.5: the way out
+    assert rnd.over and rnd.net("ana") == 0
+    _same_after_replay(rnd)
+
+
+def test_16_7_dealer_runs_out_after_a_16_7_shuffle_the_stand_is_refused_shoe_restored() -> None:
+    # The stand sends the dealer to draw: one card from the shoe, then the rack (2S) is
+    # shuffled in (16.7) and drawn, and then there is nothing left.
+    rnd, shoe = _bare_shoe("nz-pontoon", "TS 2D 9H 3C", discards="2S")
+    rnd.place_wager(1, "ana", 1000)
+    rnd.deal()
+    before = _frozen(rnd, shoe)
+    with pytest.raises(IllegalAction, match=r"rule 16\.7"):
+        rnd.apply(Move("stand", 1))
+    assert _frozen(rnd, shoe) == before
+    assert codes(shoe.remaining) == ["3C"] and codes(shoe.discards) == ["2S"]
+    assert not any(e.kind == "shuffle" for e in rnd.events)
+
+
+def test_15_10_blackjack_book_names_its_own_rules_when_the_pack_is_exhausted() -> None:
+    rnd, _ = _bare_shoe("nz-blackjack", "TS 9D 6H")
+    rnd.place_wager(1, "ana", 1000)
+    rnd.deal()
+    with pytest.raises(IllegalAction, match=r"rule 15\.10 .* voided \(15\.8\)"):
+        rnd.apply(Move("hit", 1))

@@ -27,7 +27,7 @@ import numpy as np
 from pontoon.cards import Card
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
-from pontoon.shoe import Shoe, Shuffler, seeded
+from pontoon.shoe import Shoe, ShoeState, Shuffler, seeded
 
 
 def rules_json(rules: RuleSet) -> str:
@@ -40,20 +40,21 @@ def snapshot(shoe: Shoe) -> str:
     rng: dict[str, Any] | None = None
     if isinstance(shoe.rng, np.random.Generator):
         rng = dict(shoe.rng.bit_generator.state)
+    state = shoe.state()
     data = {
         "rules": rules_json(shoe.rules),
-        "cards": " ".join(c.code for c in shoe._cards),
-        "discards": " ".join(c.code for c in shoe.discards),
-        "behind_cut": shoe.behind_cut,
-        "cut_reached": shoe.cut_reached,
-        "shuffles": shoe.shuffles,
+        "cards": " ".join(c.code for c in reversed(state.cards)),
+        "discards": " ".join(c.code for c in state.discards),
+        "behind_cut": state.behind_cut,
+        "cut_reached": state.cut_reached,
+        "shuffles": state.shuffles,
         "rng": rng,
     }
     return json.dumps(data, separators=(",", ":"))
 
 
-def _cards(text: str) -> list[Card]:
-    return [Card.parse(c) for c in text.split()]
+def _cards(text: str) -> tuple[Card, ...]:
+    return tuple(Card.parse(c) for c in text.split())
 
 
 def matches(rules: RuleSet, state: str) -> bool:
@@ -76,12 +77,13 @@ def restore(rules: RuleSet, state: str, seed: int | None) -> Shoe:
             rng = np.random.Generator(bitgen)
         else:
             rng = seeded(seed)
-        shoe = Shoe(rules, rng)
-        shoe._cards = _cards(data["cards"])
-        shoe.discards = _cards(data["discards"])
-        shoe.behind_cut = int(data["behind_cut"])
-        shoe.cut_reached = bool(data["cut_reached"])
-        shoe.shuffles = int(data["shuffles"])
+        saved = ShoeState(
+            _cards(data["cards"])[::-1],  # stored next card last
+            _cards(data["discards"]),
+            int(data["behind_cut"]),
+            bool(data["cut_reached"]),
+            int(data["shuffles"]),
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"the stored shoe cannot be read: {exc}") from None
-    return shoe
+    return Shoe.from_state(rules, saved, rng)
