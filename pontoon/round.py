@@ -34,6 +34,7 @@ from pontoon.errors import IllegalAction
 from pontoon.events import Event
 from pontoon.hand import hard_total, is_pair, is_pontoon, is_super_bonus_cards, total
 from pontoon.irregularities import Irregularity
+from pontoon.money import dollars
 from pontoon.rules import RuleSet
 from pontoon.settlement import odds_text, super_bonus_amount, win_odds, winnings
 from pontoon.shoe import CardSource, ShoeEmpty
@@ -363,14 +364,14 @@ class Round:
                 "wager",
                 box_number,
                 "15.6",
-                f"each wager must be at least the minimum {r.table_min}",
+                f"each wager must be at least the minimum {dollars(r.table_min)}",
             )
         if mine + amount > r.table_max:
             raise IllegalAction(
                 "wager",
                 box_number,
                 "15.2",
-                f"the wager of {player} would exceed the maximum {r.table_max}",
+                f"the wager of {player} would exceed the maximum {dollars(r.table_max)}",
             )
         if box and player not in box.players and len(box.players) >= r.players_per_box:
             raise IllegalAction(
@@ -381,7 +382,9 @@ class Round:
             )
         on_box = sum(box.original.values()) if box else 0
         if r.box_max and on_box + amount > r.box_max:
-            raise IllegalAction("wager", box_number, "15.2", f"the box maximum is {r.box_max}")
+            raise IllegalAction(
+                "wager", box_number, "15.2", f"the box maximum is {dollars(r.box_max)}"
+            )
         boxes = {b.number for b in self.boxes.values() if player in b.original}
         if box_number not in boxes and len(boxes) >= r.boxes_per_player:
             raise IllegalAction(
@@ -422,7 +425,7 @@ class Round:
                 "super-sevens",
                 box_number,
                 "Super Sevens",
-                f"the wager must be {r.super_sevens_min} to {r.super_sevens_max}",
+                f"the wager must be {dollars(r.super_sevens_min)} to {dollars(r.super_sevens_max)}",
             )
 
     def place_side_wager(self, box_number: int, player: str, amount: int) -> None:

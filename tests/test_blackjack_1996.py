@@ -182,7 +182,7 @@ def test_super_sevens_limits_and_availability() -> None:
     with pytest.raises(IllegalAction, match="has no wager on this box"):
         rnd.place_side_wager(1, "ana", 100)
     rnd.place_wager(1, "ana", 1000)
-    with pytest.raises(IllegalAction, match="the wager must be 100 to 2500"):
+    with pytest.raises(IllegalAction, match=r"the wager must be \$1\.00 to \$25\.00"):
         rnd.place_side_wager(1, "ana", 5000)
     pontoon = Round(load_rules("nz-pontoon"), ScriptedCards([]))
     pontoon.place_wager(1, "ana", 1000)

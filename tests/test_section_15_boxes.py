@@ -28,7 +28,7 @@ def test_15_1_up_to_three_players_on_a_box() -> None:
 def test_15_2_box_maximum() -> None:
     rnd = _round(box_max=2000)
     rnd.place_wager(1, "ana", 1500)
-    with pytest.raises(IllegalAction, match=r"rule 15\.2 the box maximum is 2000"):
+    with pytest.raises(IllegalAction, match=r"rule 15\.2 the box maximum is \$20\.00"):
         rnd.place_wager(1, "ben", 600)
 
 
@@ -142,7 +142,7 @@ def test_15_one_player_several_boxes_plays_each_in_turn() -> None:
 
 def test_15_2_box_maximum_applies_to_the_first_wager_too() -> None:
     rnd = _round(box_max=2000)
-    with pytest.raises(IllegalAction, match=r"rule 15\.2 the box maximum is 2000"):
+    with pytest.raises(IllegalAction, match=r"rule 15\.2 the box maximum is \$20\.00"):
         rnd.place_wager(1, "ana", 2500)
 
 
