@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
+
+if TYPE_CHECKING:
+    from pontoon.analysis.chart import Chart
 
 
 def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
@@ -17,8 +21,15 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
     if command == "analyze":
         p.add_argument(
             "--strategy",
-            default="basic",
-            help="basic (optimal chart, default), composition, or a chart CSV file",
+            help="basic (optimal chart; the default), composition, or a chart CSV file; the "
+            "hand calculator follows composition unless told",
+        )
+        p.add_argument(
+            "--post-split",
+            choices=("cdz", "cdp1", "cdp"),
+            default="cdz",
+            help="how --strategy composition plays split hands: cdz (CDZ-, as the unsplit "
+            "hand; default), cdp1 (best for the first split), cdp (best for the pair cards out)",
         )
         p.add_argument("--hand", help="the hand calculator: the player's cards, e.g. 7S,8D")
         p.add_argument("--dealer", help="the dealer's first card, e.g. K or KD")
@@ -32,25 +43,42 @@ def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
     from pontoon.analysis.render import hand_text, report_text
     from pontoon.analysis.report import analyze, hand_values, method_text
 
+    post_split = args.post_split
     if args.hand or args.dealer:
         if not (args.hand and args.dealer):
             raise InputError("the hand calculator needs both --hand and --dealer")
-        rep = hand_values(rules, args.hand, args.dealer, wager=args.wager, infinite=args.infinite)
+        follow = _strategy(args.strategy or "composition")
+        rep = hand_values(
+            rules,
+            args.hand,
+            args.dealer,
+            wager=args.wager,
+            infinite=args.infinite,
+            strategy=follow,
+            post_split=post_split,
+        )
         if args.json:
-            method = method_text(_Shoe(rules, args), "composition")  # type: ignore[arg-type]
+            name = follow.name if isinstance(follow, Chart) else follow
+            method = method_text(_Shoe(rules, args), name, post_split)  # type: ignore[arg-type]
             print(json.dumps(rep.to_json(rules, method)))
         else:
             sys.stdout.write(hand_text(rep))
         return 0
-    strategy = args.strategy
-    if strategy not in ("basic", "composition"):
-        strategy = Chart.read(strategy)
-    report = analyze(rules, strategy, wager=args.wager, infinite=args.infinite)
+    strategy = _strategy(args.strategy or "basic")
+    report = analyze(
+        rules, strategy, wager=args.wager, infinite=args.infinite, post_split=post_split
+    )
     if args.json:
         print(json.dumps(report.to_json()))
     else:
         sys.stdout.write(report_text(report))
     return 0
+
+
+def _strategy(name: str) -> str | Chart:
+    from pontoon.analysis.chart import Chart
+
+    return name if name in ("basic", "composition") else Chart.read(name)
 
 
 class _Shoe:

@@ -16,7 +16,7 @@ import numpy as np
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
-from pontoon.analysis.split import SplitValue, max_hands, split_contexts, split_value
+from pontoon.analysis.split import SplitValue, max_hands, split_hand_values, split_value
 
 SPLIT = 4
 ACTION_NAMES = ("stand", "hit", "double", "surrender", "split")
@@ -82,9 +82,10 @@ def composition_scores(base: Values) -> Floats:
     return np.where(np.isfinite(base.act), base.act, -1e9)
 
 
-def evaluate(game: Game, chart: Chart | None = None) -> Outcome:
-    """The expected value of ``chart`` (None: the composition-dependent optimum, CDZ- after
-    splits)."""
+def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") -> Outcome:
+    """The expected value of ``chart`` (None: the composition-dependent optimum, played after
+    splits as ``post_split`` says: ``cdz`` CDZ-, ``cdp1`` or ``cdp``; a chart is played as
+    written after splits too)."""
     rank_tens = game.rules.split_by == "rank"
     if chart is None:
         base = game.evaluate(Context())
@@ -92,12 +93,11 @@ def evaluate(game: Game, chart: Chart | None = None) -> Outcome:
     else:
         post = chart.scores(game.comps, rank_tens)
         base = game.evaluate(Context(), scores=post)
+        post_split = "cdz"
     splits = {}
     for pair in range(1, 11):
         if max_hands(game, pair) >= 2:
-            values = {
-                ctx.extra: game.evaluate(ctx, scores=post) for ctx in split_contexts(game, pair)
-            }
+            values = split_hand_values(game, pair, post, post_split)
             splits[pair] = split_value(game, pair, values)
     return assemble(game, base, splits, chart)
 

@@ -24,7 +24,13 @@ from pontoon.analysis.chart import Chart, pair_row, total_row
 from pontoon.analysis.composition import comp_of, total_of
 from pontoon.analysis.evaluate import ACTION_NAMES, Outcome, evaluate
 from pontoon.analysis.game import DOUBLE, HIT, STAND, SURRENDER, Context, Game
-from pontoon.analysis.split import max_hands, split_contexts, split_value
+from pontoon.analysis.split import (
+    POST_SPLIT,
+    POST_SPLIT_NAMES,
+    max_hands,
+    split_hand_values,
+    split_value,
+)
 from pontoon.analysis.suits import completing, pattern_configs
 from pontoon.cards import RANKS, Card
 from pontoon.errors import InputError
@@ -45,9 +51,13 @@ def one_thread() -> Iterator[None]:
         yield
 
 
-def method_text(game: Game, strategy: str) -> str:
+def method_text(game: Game, strategy: str, post_split: str = "cdz") -> str:
     shoe = "infinite shoe" if game.infinite else f"{game.rules.decks}-deck shoe, cards removed"
-    post = "; after a split CDZ- (played as the unsplit hand of the same cards)"
+    post = {
+        "cdz": "; after a split CDZ- (played as the unsplit hand of the same cards)",
+        "cdp1": "; after a split CDP1 (the best play with one other pair card out, every split)",
+        "cdp": "; after a split CDP (the best play for the pair cards out)",
+    }[post_split]
     plays = {
         "basic": "optimal total-dependent chart",
         "composition": "composition-dependent optimum" + post,
@@ -69,6 +79,7 @@ class Report:
     chart: Chart | None = None
     infinite: bool = False
     table: list[dict[str, Any]] = field(default_factory=list)
+    post_split: str = "cdz"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +88,9 @@ class Report:
             "house_edge": -self.ev,
             "method": self.method,
             "strategy": self.strategy,
+            "post_split": POST_SPLIT_NAMES[self.post_split]
+            if self.strategy == "composition"
+            else "chart",
             "wager": self.wager,
             "infinite": self.infinite,
             "seconds": round(self.seconds, 3),
@@ -88,24 +102,26 @@ class Report:
 
 
 def analyze(
-    rules: RuleSet, strategy: str | Chart = "basic", *, wager: int = 500, infinite: bool = False
+    rules: RuleSet,
+    strategy: str | Chart = "basic",
+    *,
+    wager: int = 500,
+    infinite: bool = False,
+    post_split: str = "cdz",
 ) -> Report:
-    """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart)."""
+    """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart);
+    ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands."""
     if wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {wager}")
+    if post_split not in POST_SPLIT:
+        raise InputError(f"unknown post-split strategy {post_split!r}: {', '.join(POST_SPLIT)}")
     start = time.perf_counter()
     with one_thread():
         game = Game(rules, wager, infinite=infinite)
-        chart: Chart | None
-        if isinstance(strategy, Chart):
-            chart, name = strategy, strategy.name
-        elif strategy == "basic":
-            chart, name = optimal_chart(game), "basic"
-        elif strategy == "composition":
-            chart, name = None, "composition"
-        else:
-            raise InputError(f"unknown strategy {strategy!r}: basic, composition or a CSV file")
-        outcome = evaluate(game, chart)
+        chart, name = _strategy(game, strategy)
+        if chart is not None:
+            post_split = "cdz"
+        outcome = evaluate(game, chart, post_split)
     seconds = time.perf_counter() - start
     return Report(
         rules,
@@ -113,12 +129,24 @@ def analyze(
         wager,
         outcome.ev,
         seconds,
-        method_text(game, name),
+        method_text(game, name, post_split),
         outcome,
         chart,
         infinite,
         decision_table(game, outcome),
+        post_split,
     )
+
+
+def _strategy(game: Game, strategy: str | Chart) -> tuple[Chart | None, str]:
+    """The chart a strategy plays (None: composition-dependent) and its name."""
+    if isinstance(strategy, Chart):
+        return strategy, strategy.name
+    if strategy == "basic":
+        return optimal_chart(game), "basic"
+    if strategy == "composition":
+        return None, "composition"
+    raise InputError(f"unknown strategy {strategy!r}: basic, composition or a CSV file")
 
 
 def decision_table(game: Game, outcome: Outcome) -> list[dict[str, Any]]:
@@ -233,9 +261,14 @@ def hand_values(
     *,
     wager: int = 500,
     infinite: bool = False,
+    strategy: str | Chart = "composition",
+    post_split: str = "cdz",
 ) -> HandReport:
-    """The hand calculator: every legal action for ``hand`` against ``dealer``, followed by
-    the composition-dependent best play (CDZ- after a split)."""
+    """The hand calculator: every legal action for ``hand`` against ``dealer``, each followed
+    by ``strategy``: the composition-dependent best play (after a split as ``post_split``
+    says), or a chart's play (``basic``: the optimal chart), after a split too."""
+    if post_split not in POST_SPLIT:
+        raise InputError(f"unknown post-split strategy {post_split!r}: {', '.join(POST_SPLIT)}")
     start = time.perf_counter()
     values, cards = parse_hand(hand)
     up, up_card = parse_up(dealer)
@@ -247,9 +280,22 @@ def hand_values(
     pair = values[0] if len(values) == 2 and values[0] == values[1] else None
     within = comp_of([pair]) if pair is not None else c
     with one_thread():
+        chart: Chart | None = None
+        if strategy != "composition":
+            chart, _name = _strategy(Game(rules, wager, infinite=infinite), strategy)
         game = Game(rules, wager, infinite=infinite, within=within)
         ctx = Context()
-        base = game.evaluate(ctx)
+        if chart is None:
+            base = game.evaluate(ctx)
+            post = np.where(np.isfinite(base.act), base.act, -1e9)
+            follow = "the composition-dependent best play"
+            after = f"; after a split {POST_SPLIT_NAMES[post_split]}"
+        else:
+            post = chart.scores(game.comps, rules.split_by == "rank")
+            base = game.evaluate(ctx, scores=post)
+            post_split = "cdz"
+            follow = f"the chart {chart.name}"
+            after = "; after a split the chart"
         i = game.comps.index[c]
         rows = game.rows(ctx)
         norm = 1.0 - rows.pn[i, up - 1] if game.peek else 1.0
@@ -257,7 +303,7 @@ def hand_values(
         if len(values) > 2:
             legal[SURRENDER] = False
         out: dict[str, float] = {}
-        note = "each action followed by the composition-dependent best play"
+        note = f"each action followed by {follow}"
         if len(values) == 2 and {values[0], values[1]} == {1, 10}:
             out["pontoon"] = (
                 game.pay.natural
@@ -281,11 +327,10 @@ def hand_values(
                 if legal[a]:
                     out[name] = float(acts[a] / norm)
             if pair is not None and max_hands(game, pair) >= 2:
-                post = np.where(np.isfinite(base.act), base.act, -1e9)
-                vals = {x.extra: game.evaluate(x, scores=post) for x in split_contexts(game, pair)}
+                vals = split_hand_values(game, pair, post, post_split)
                 sv = split_value(game, pair, vals).ev[up - 1]
                 out["split"] = float(sv / norm)
-                note += "; after a split CDZ-"
+                note += after
     if game.peek and up in (1, 10):
         note += "; given that the dealer has no pontoon"
     report = HandReport(

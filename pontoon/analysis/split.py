@@ -6,23 +6,27 @@ resplit too), any other card ends the hand's splitting. By the predictable sampl
 a shuffled shoe, the second cards can be read as if dealt first, in order, from the shoe; so the
 probability of each *pattern* of pair (P) and other (N) second cards is exact, and each hand's
 expected value is that of a hand started with the pair card and a second card that is not a
-pair card (``N``), or any card once the hands are all made (``x``), with every pair card of the
-pattern out of the shoe. The one approximation: the *other* split hands' non-pair cards are not
-taken out of the shoe a hand is played from (they are unknown, so by exchangeability only their
-number matters, and that changes the shoe by far less than one card does). With no resplits
-(two hands) the split value is exact.
+pair card (``N``), or any card once the hands are all made (``x``), with every pair card of
+the pattern out of the shoe and the *other* hands' non-pair second cards out too. Those are
+unknown cards known not to be pair cards; taking one out is exact by the identity
+``V(a, b-1) = v V(a+1, b-1) + (1 - v) V(a, b)`` (``a`` more pair cards and ``b`` non-pair
+cards out, ``v`` the chance that a random card is a pair card), solved for ``V(a, b)`` (Eric
+Farmer's recursion, ``blackjack_split.pdf``). So split values are exact, resplits included,
+at the cost of contexts with up to ``2 * hands - 3`` other pair cards out.
 
 13.7 with ``dealer_natural_takes = "original"``: a dealer pontoon takes at most the original
 wager from the hands still standing, however many there are. Each hand's value counts that
 loss once per standing hand; :func:`split_value` corrects it with P(pontoon and hand stood)
 per hand, taking the hands' chances of all having busted or been paid as independent given
-the pattern (the only other approximation; see docs/analysis.md for sizes).
+the pattern (the only approximation; see docs/analysis.md for its measured size).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
@@ -113,34 +117,54 @@ def split_value(game: Game, pair: int, values: dict[int, Values]) -> SplitValue:
     ev, nh = np.zeros(10), np.zeros(10)
     obo = CAP_13_7 and not game.peek and game.rules.dealer_natural_takes == "original"
     two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
-    per_j = {j: _hand_values(game, pair, j, values[j], two, m0) for j in range(1, hands)}
+    per_j = {j: _hand_values(game, pair, j, v, two, m0) for j, v in values.items()}
     for u in range(10):
         if game.shoe.infinite:
             pats = patterns(hands, 0, 0, pair_probability(game, pair))
-            ratio = 0.0
         else:
             total = game.shoe.size - 1 - 2
             pats = patterns(hands, float(m0[u]), total - float(m0[u]), None)
-            ratio = float(m0[u]) / (total - float(m0[u]))
         for prob, r, n, x in pats:
-            e_n, s_n, e_x, s_x, pn = (a[u] for a in per_j[1 + r])
-            # The other N hands' second cards, not pair cards, are out of the shoe too: to
-            # first order, taking out a card that is not a pair card is putting back
-            # ratio = pairs / others of a pair card (taking out a random card changes no
-            # expectation).
-            if n and ratio:
-                lo, hi = (r, r + 1) if 2 + r < hands else (r - 1, r)
-                if lo >= 0 and hi != lo:
-                    slope_n = per_j[1 + hi][0][u] - per_j[1 + lo][0][u]
-                    slope_x = per_j[1 + hi][2][u] - per_j[1 + lo][2][u]
-                    e_n -= (n - 1) * ratio * slope_n
-                    e_x -= n * ratio * slope_x
+            if prob <= 0:
+                continue
+            if game.shoe.infinite:
+                e_n, s_n, e_x, s_x, pn = (a[u] for a in per_j[1 + r])
+            else:
+                # Each N hand has the n - 1 other N hands' second cards out, each x hand all n.
+                e_n, s_n = _removed(per_j, u, r, max(n - 1, 0), m0[u], total, 1, (0, 1))
+                e_x, s_x, pn = _removed(per_j, u, r, n, m0[u], total, 0, (2, 3, 4))
             ev[u] += prob * (n * e_n + x * e_x)
             nh[u] += prob * (n + x)
             if obo and pn > 0:
                 none_stood = (1 - s_n / pn) ** n * (1 - s_x / pn) ** x
                 ev[u] += prob * (n * s_n + x * s_x - pn + pn * none_stood)
     return SplitValue(ev, nh)
+
+
+def _removed(
+    per_j: Mapping[int, tuple[Floats, ...]],
+    u: int,
+    a: int,
+    b: int,
+    pairs: float,
+    total: float,
+    own: int,
+    fields: tuple[int, ...],
+) -> tuple[float, ...]:
+    """``fields`` of a split hand against first card ``u`` with ``a`` more pair cards and
+    ``b`` unknown non-pair cards out of the shoe (``pairs`` pair cards and ``total`` cards
+    left before; ``own``: the hand's own second card is a known non-pair card). Exact:
+    V(a, b) = (V(a, b-1) - v V(a+1, b-1)) / (1 - v), v the chance that a random card of the
+    (a, b-1) shoe is a pair card."""
+    if b == 0:
+        vals = per_j[1 + a]
+        return tuple(float(vals[f][u]) for f in fields)
+    v = (pairs - a) / (total - own - a - (b - 1))
+    same = _removed(per_j, u, a, b - 1, pairs, total, own, fields)
+    if v <= 0:
+        return same
+    more = _removed(per_j, u, a + 1, b - 1, pairs, total, own, fields)
+    return tuple((s - v * m) / (1 - v) for s, m in zip(same, more, strict=True))
 
 
 def _hand_values(
@@ -173,5 +197,35 @@ def _hand_values(
 
 
 def split_contexts(game: Game, pair: int) -> list[Context]:
-    """The split-hand contexts a pair needs: 1 to ``max_hands - 1`` other pair cards out."""
-    return [Context(pair, j) for j in range(1, max_hands(game, pair))]
+    """The split-hand contexts a pair needs: 1 to ``max_hands - 1`` other pair cards out, and
+    for resplits up to ``2 * max_hands - 3`` (for :func:`_removed`), as far as the shoe has
+    pair cards."""
+    hands = max_hands(game, pair)
+    most = hands - 1 if hands <= 2 or game.shoe.infinite else 2 * hands - 3
+    if not game.shoe.infinite:
+        most = min(most, max(hands - 1, int(np.max(pair_cards_left(game, pair))) + 1))
+    return [Context(pair, j) for j in range(1, most + 1)]
+
+
+POST_SPLIT: Final = ("cdz", "cdp1", "cdp")
+POST_SPLIT_NAMES: Final = {"cdz": "CDZ-", "cdp1": "CDP1", "cdp": "CDP"}
+
+
+def split_hand_values(
+    game: Game, pair: int, post: Floats, post_split: str = "cdz"
+) -> dict[int, Values]:
+    """The split-hand contexts of ``pair`` evaluated, keyed by other pair cards out.
+
+    ``cdz``: played by ``post`` (a chart's scores, or the unsplit hand's best play: CDZ-);
+    ``cdp``: each context played best for its own shoe (CDP); ``cdp1``: every context played
+    as is best with one other pair card out, the first split (CDP1). Charts use ``cdz``."""
+    ctxs = split_contexts(game, pair)
+    if post_split == "cdp":
+        return {x.extra: game.evaluate(x) for x in ctxs}
+    if post_split == "cdp1":
+        first = game.evaluate(ctxs[0])
+        scores = np.where(np.isfinite(first.act), first.act, -1e9)
+        return {x.extra: first if x.extra == 1 else game.evaluate(x, scores=scores) for x in ctxs}
+    if post_split != "cdz":
+        raise ValueError(f"unknown post-split strategy {post_split!r}")
+    return {x.extra: game.evaluate(x, scores=post) for x in ctxs}
