@@ -2,15 +2,22 @@
 
 N tables × 3 players (one box each) play for S seconds: each bot bets the table minimum, the
 first calls the deal once the three boxes hold wagers, and each decides with a simple rule
-(no insurance, hit below 17, else stand). The server runs in its own process (``pontoon
-serve``) on an SQLite store in a temporary directory. Reports actions/s (acknowledged
-messages: wagers, deals, decisions) and the p50/p99 latency from sending a message to its
-acknowledgement, which comes after the commit. Then ``pontoon verify`` checks the store and
-the decisions acknowledged are counted against the decisions recorded: zero lost, zero
-duplicated.
+(no insurance, hit below 17, else stand). A bot thinks before each message it sends: a
+random pause, uniform between 0 and twice ``--think`` milliseconds (default 150: a mean of
+150 ms, far quicker than people play); ``--think 0`` sends at once, which measures the
+server at saturation (then the latency is the queue of the 50 tables' waiting messages).
+The bots are cheap: they decode a state only when it may concern them.
+
+The server runs in its own process (``pontoon serve``) on an SQLite store in a temporary
+directory. Reports actions/s (acknowledged messages: wagers, deals, decisions) and the p50/p99
+latency from sending a message to its acknowledgement, which comes after the commit and after
+every client of the table was sent the new state; the CPU time the server and the bots used
+per action; and the load average of the machine while it ran (the machine is shared). Then
+``pontoon verify`` checks the store and the decisions acknowledged are counted against the
+decisions recorded: zero lost, zero duplicated.
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
-Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S]
+Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import socket
 import sqlite3
 import subprocess
@@ -46,47 +54,76 @@ class Stats:
         self.latencies: list[float] = []
         self.acts_ok = 0
         self.refused: dict[str, int] = {}
+        self.trace: list[tuple[float, float, str, str]] = []
+
+
+def _idle(text: str) -> bool:
+    """A state that cannot concern this bot: play goes on and it has no legal move. (The
+    server's state text ends with the recipient's own part, ``"legal":[...]}``.)"""
+    return text.endswith('"legal":[]}') and (
+        '"phase":"playing"' in text or '"phase":"insurance"' in text
+    )
 
 
 async def bot(
-    base: str, table: str, name: str, box: int, first: bool, stop: float, st: Stats
+    base: str,
+    table: str,
+    name: str,
+    box: int,
+    first: bool,
+    clock: list[float],
+    think: float,
+    st: Stats,
+    joined: asyncio.Barrier,
+    go: asyncio.Event,
 ) -> None:
+    rng = random.Random(name)
     async with httpx.AsyncClient(base_url=base) as http:
         r = await http.post(f"/api/tables/{table}/join", json={"name": name})
         r.raise_for_status()
         token = r.json()["token"]
-    async with websockets.connect(f"ws://{base[7:]}/ws/{table}?token={token}") as ws:
-        state: dict[str, Any] = json.loads(await ws.recv())
+    async with websockets.connect(
+        f"ws://{base[7:]}/ws/{table}?token={token}", compression=None
+    ) as ws:
+        latest: str = str(await ws.recv())  # the newest state, decoded only when needed
         n = 0
+        await joined.wait()  # every bot has joined and connected: the clock starts
+        await go.wait()
+        stop = clock[0]
 
-        async def request(msg: dict[str, Any]) -> dict[str, Any]:
-            nonlocal n, state
+        async def request(msg: dict[str, Any]) -> None:
+            nonlocal n, latest
+            if think:
+                await asyncio.sleep(rng.uniform(0, 2 * think))
             n += 1
-            msg["id"] = f"{name}-{n}"
+            msg["id"] = ref = f"{name}-{n}"
             t0 = time.perf_counter()
             await ws.send(json.dumps(msg))
             while True:
-                m = json.loads(await ws.recv())
-                if m["type"] == "state":
-                    state = m
-                elif m.get("ref") == msg["id"]:
+                text = str(await ws.recv())
+                if text.startswith('{"type":"state"'):
+                    latest = text
+                    continue
+                m = json.loads(text)
+                if m.get("ref") == ref:
                     st.latencies.append(time.perf_counter() - t0)
+                    st.trace.append((t0, st.latencies[-1], msg["type"], name))
                     if m["type"] == "error":
                         st.refused[m.get("code", "?")] = st.refused.get(m.get("code", "?"), 0) + 1
                     elif msg["type"] == "act":
                         st.acts_ok += 1
-                    return m
+                    return
 
         async def next_state() -> None:
-            nonlocal state
+            nonlocal latest
             while True:
-                m = json.loads(await ws.recv())
-                if m["type"] == "state":
-                    state = m
+                text = str(await ws.recv())
+                if text.startswith('{"type":"state"') and not _idle(text):
+                    latest = text
                     return
 
         while time.monotonic() < stop:
-            s = state
+            s = json.loads(latest)
             mine = [b for b in s["boxes"] if name in b["players"]]
             if s["phase"] in ("idle", "over") or (s["phase"] == "betting" and not mine):
                 await request({"type": "bet", "box": box, "amount": s["rules"]["table_min"]})
@@ -119,6 +156,17 @@ async def bot(
                 break
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 def _percentile(xs: list[float], q: float) -> float:
     if not xs:
         return 0.0
@@ -126,17 +174,29 @@ def _percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-async def run(base: str, tables: int, seconds: float) -> tuple[Stats, float]:
+async def run(
+    base: str, tables: int, seconds: float, think: float, server: int
+) -> tuple[Stats, float, float, float]:
+    """Bots join and connect; then they play for ``seconds``. Returns the stats, the
+    seconds played and the CPU seconds the server and the bots used meanwhile."""
     st = Stats()
-    start = time.monotonic()
-    stop = start + seconds
+    clock: list[float] = []
+    joined, go = asyncio.Barrier(tables * 3 + 1), asyncio.Event()
     bots = [
-        bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, stop, st)
+        asyncio.create_task(
+            bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, clock, think, st, joined, go)
+        )
         for t in range(tables)
         for i in range(3)
     ]
+    await joined.wait()
+    cpu0, mine0 = _cpu(server), _own_cpu()
+    start = time.monotonic()
+    clock.append(start + seconds)
+    go.set()
     await asyncio.gather(*bots)
-    return st, time.monotonic() - start
+    elapsed = time.monotonic() - start
+    return st, elapsed, _cpu(server) - cpu0, _own_cpu() - mine0
 
 
 def main() -> None:
@@ -144,6 +204,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short run (5 tables, 5 s)")
     parser.add_argument("--tables", type=int)
     parser.add_argument("--seconds", type=float)
+    parser.add_argument(
+        "--think", type=float, default=150.0, help="a bot's mean pause before a message, ms"
+    )
+    parser.add_argument("--deflate", action="store_true", help="serve with --deflate")
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -170,6 +234,8 @@ def main() -> None:
         ]
         for t in range(tables):
             cmd += ["--table", f"t{t}"]
+        if args.deflate:
+            cmd.append("--deflate")
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
@@ -182,7 +248,11 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("the server did not start")
                 time.sleep(0.1)
-            st, elapsed = asyncio.run(run(base, tables, seconds))
+            st, elapsed, server_cpu, bots_cpu = asyncio.run(
+                run(base, tables, seconds, args.think / 1000, server.pid)
+            )
+            writes = httpx.get(f"{base}/api/stats", timeout=10).json()["store"]
+            load = os.getloadavg()
         finally:
             server.terminate()
             server.wait(30)
@@ -200,6 +270,8 @@ def main() -> None:
         ).fetchone()
         (rounds,) = con.execute("SELECT count(*) FROM rounds WHERE status = 'over'").fetchone()
         con.close()
+    if os.environ.get("BENCH_TRACE"):
+        Path(os.environ["BENCH_TRACE"]).write_text(json.dumps(st.trace))
     lost = max(0, st.acts_ok - recorded)
     duplicated = max(0, recorded - st.acts_ok)
     result = {
@@ -217,6 +289,15 @@ def main() -> None:
         "lost": lost,
         "duplicated": duplicated,
         "refused": st.refused,
+        "think_ms": args.think,
+        "deflate": args.deflate,
+        "server_cpu_ms_per_action": round(server_cpu * 1000 / max(1, len(st.latencies)), 3),
+        "bots_cpu_ms_per_action": round(bots_cpu * 1000 / max(1, len(st.latencies)), 3),
+        "server_cpu_share": round(server_cpu / elapsed, 2),
+        "load_average_1m": round(load[0], 2),
+        "store_commits": writes["commits"],
+        "writes_per_commit": round(writes["batches"] / max(1, writes["commits"]), 2),
+        "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
         "verify": "ok" if verified else "BROKEN",
         "store": "sqlite",
         "cores": os.cpu_count(),
@@ -224,7 +305,9 @@ def main() -> None:
     print(
         f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "
         f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms; {rounds} rounds; "
-        f"lost {lost}, duplicated {duplicated}; verify {result['verify']}"
+        f"lost {lost}, duplicated {duplicated}; verify {result['verify']}; think {args.think} ms; "
+        f"server CPU {result['server_cpu_ms_per_action']} ms/action, bots "
+        f"{result['bots_cpu_ms_per_action']}; load {result['load_average_1m']}"
     )
     print(json.dumps(result))
 

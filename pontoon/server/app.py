@@ -10,6 +10,7 @@ WebSocket: ``/ws/{table}?token=TOKEN``; the messages are in :mod:`pontoon.server
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 
 from pontoon.errors import PontoonError
 from pontoon.store.db import Store
+from pontoon.store.group import GroupWriter
 from pontoon.store.show import list_rounds, replay_document
 
 from .protocol import (
@@ -35,7 +37,7 @@ from .protocol import (
     Procedure,
     parse,
 )
-from .table import HIDDEN, WRITER, Refused, Session, Table, TableConfig
+from .table import HIDDEN, Refused, Session, Table, TableConfig
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
@@ -47,7 +49,10 @@ class _Socket:
         self.session = session
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.ws.send_json(message)
+        await self.ws.send_text(json.dumps(message, separators=(",", ":")))
+
+    async def send_text(self, text: str) -> None:
+        await self.ws.send_text(text)
 
 
 class Hub:
@@ -55,7 +60,8 @@ class Hub:
 
     def __init__(self, store: Store, configs: list[TableConfig], supervisor_token: str) -> None:
         self.store = store
-        self.tables = {c.name: Table(c, store) for c in configs}
+        self.writer = GroupWriter(store)
+        self.tables = {c.name: Table(c, store, self.writer) for c in configs}
         self.sessions: dict[str, Session] = {}
         self.supervisor_token = supervisor_token
         self.charts: dict[str, Any] = {}
@@ -202,12 +208,16 @@ def create_app(
             )
         return out
 
+    @app.get("/api/stats")
+    async def stats() -> dict[str, Any]:
+        """The store writer's group commits (transactions, batches, seconds) so far."""
+        return {"tables": len(hub().tables), "store": hub().writer.stats()}
+
     @app.post("/api/tables/{name}/join")
     async def join(name: str, body: JoinRequest) -> dict[str, Any]:
         t = hub().table(name)
         async with t.lock:
-            loop = asyncio.get_running_loop()
-            s = await loop.run_in_executor(WRITER, hub().join, t, body.name)
+            s = await hub().writer.run(hub().join, t, body.name)
             t.version += 1
             await t.broadcast()
         return {
@@ -276,7 +286,8 @@ def create_app(
             return
         client = _Socket(websocket, session)
         t.clients.add(client)
-        await client.send(t.state(session))  # a reconnecting client gets the current state
+        # a reconnecting client gets the current state
+        await client.send_text(t.state_text(session))
         try:
             while True:
                 incoming = await websocket.receive()
@@ -293,7 +304,7 @@ def create_app(
                     reply = _error(exc)
                 await client.send(reply)
                 if reply.get("refresh"):
-                    await client.send(t.state(session))
+                    await client.send_text(t.state_text(session))
         except WebSocketDisconnect:
             pass
         finally:

@@ -8,11 +8,11 @@ card, the shoe, a burnt card or the hole card.
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,6 +25,7 @@ from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, Shuffler, seeded
 from pontoon.store.db import Store
+from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import LedgerError, OpenRound, RoundLog, TableLog
 from pontoon.store.session import resumable, tidy
 from pontoon.store.shoestate import matches, restore
@@ -49,11 +50,6 @@ PUBLIC_KNOBS = (
     "dealer_peeks",
     "split_max_hands",
 )
-# One writer thread for the store: tables commit one after the other, without SQLite's
-# busy-wait back-off between them (a table still commits before it tells anyone).
-WRITER = ThreadPoolExecutor(
-    max_workers=1, thread_name_prefix="pontoon-store"
-)  # events whose card is face down: never sent
 
 
 @dataclass
@@ -82,6 +78,8 @@ class Client(Protocol):
     session: Session
 
     async def send(self, message: dict[str, Any]) -> None: ...
+
+    async def send_text(self, text: str) -> None: ...
 
 
 class Refused(Exception):
@@ -116,8 +114,9 @@ def public_event(e: Event) -> dict[str, Any]:
 
 
 class Table:
-    def __init__(self, config: TableConfig, store: Store) -> None:
+    def __init__(self, config: TableConfig, store: Store, writer: GroupWriter) -> None:
         self.config = config
+        self.writer = writer  # the store's one writer: group commits shared by all tables
         self.name = config.name
         self.rules = config.rules
         self.log = TableLog(store, config.name)
@@ -134,6 +133,7 @@ class Table:
         self.changed: dict[str, int] = {}  # player -> version of the last change for them
         self._seen_keys: dict[str, tuple[Any, ...]] = {}
         self._cache: tuple[int, dict[str, Any], list[Move]] | None = None
+        self._text: tuple[int, str] | None = None  # the shared state as JSON (without "}")
         self._tasks: set[asyncio.Task[None]] = set()
         self.shoe = self._recover()
 
@@ -300,27 +300,52 @@ class Table:
     def state(self, session: Session | None) -> dict[str, Any]:
         """The state document for ``session``: the table as all see it, with the recipient's
         own legal moves."""
-        shared, legal = self._shared()
-        rnd = self.round
-        me = session.name if session is not None and session.role == "player" else None
-        doc = dict(shared)
-        doc["you"] = session.name if session else None
-        doc["role"] = session.role if session else "watcher"
-        doc["deadline_ms"] = None
+        doc = dict(self._shared()[0])
+        doc |= self._common()
+        doc |= self._personal(session)
+        return doc
+
+    def state_text(self, session: Session | None, common: str | None = None) -> str:
+        """:meth:`state` as JSON text. The part every client shares is encoded once per
+        version (and ``common``, the balances and clock, once per broadcast); only the
+        recipient's own part is encoded for each client."""
+        cached = self._text
+        if cached is None or cached[0] != self.version:
+            cached = (self.version, json.dumps(self._shared()[0], separators=(",", ":"))[:-1])
+            self._text = cached
+        if common is None:
+            common = self._common_text()
+        mine = json.dumps(self._personal(session), separators=(",", ":"))
+        return f"{cached[1]},{common},{mine[1:]}"
+
+    def _common(self) -> dict[str, Any]:
+        deadline = None
         if self.deadline is not None:
-            doc["deadline_ms"] = max(0, int((self.deadline - time.monotonic()) * 1000))
+            deadline = max(0, int((self.deadline - time.monotonic()) * 1000))
         connected = {c.session.name for c in self.clients}
-        doc["players"] = {
+        players = {
             n: {"balance": self.balance(n), "connected": n in connected} for n in sorted(self.names)
         }
-        doc["legal"] = []
+        return {"deadline_ms": deadline, "players": players}
+
+    def _common_text(self) -> str:
+        return json.dumps(self._common(), separators=(",", ":"))[1:-1]
+
+    def _personal(self, session: Session | None) -> dict[str, Any]:
+        rnd = self.round
+        me = session.name if session is not None and session.role == "player" else None
+        legal: list[dict[str, Any]] = []
         if me is not None and rnd is not None:
-            doc["legal"] = [
+            legal = [
                 {"action": m.action, "box": m.box, "hand": m.hand, "follow": m.follow}
-                for m in legal
+                for m in self._shared()[1]
                 if (m.player == me) or (m.player is None and rnd.boxes[m.box].seated == me)
             ]
-        return doc
+        return {
+            "you": session.name if session else None,
+            "role": session.role if session else "watcher",
+            "legal": legal,
+        }
 
     # ------------------------------------------------------------------ acting
     def _money_check(self, name: str, need: int) -> None:
@@ -433,7 +458,9 @@ class Table:
         rl = self.roundlog
         if rl is not None and rl.pending:
             try:
-                await asyncio.get_running_loop().run_in_executor(WRITER, rl.commit, self.shoe)
+                prepared = rl.prepare(self.shoe)
+                assert prepared is not None
+                rl.applied(prepared, await self.writer.append(prepared.batch))
             except (LedgerError, PontoonError, OSError):
                 self._reload()
                 self.version += 1
@@ -456,7 +483,7 @@ class Table:
                 key = (
                     rnd.phase,
                     tuple(
-                        str(m)
+                        m
                         for m in legal
                         if m.player == name
                         or (m.player is None and rnd.boxes[m.box].seated == name)
@@ -506,9 +533,10 @@ class Table:
             await self.broadcast()
 
     async def broadcast(self) -> None:
+        common = self._common_text()
         for client in list(self.clients):
             try:
-                await client.send(self.state(client.session))
+                await client.send_text(self.state_text(client.session, common))
             except Exception:  # a broken socket is dropped; the others go on
                 self.clients.discard(client)
 

@@ -129,6 +129,7 @@ class Store:
         self.url = url
         self.engine: Engine = _make_engine(engine_url(url))
         self.dialect = self.engine.dialect.name
+        self._upsert_shoe = _upsert_shoe(self.dialect)
         try:
             if upgrade:
                 self.upgrade()
@@ -215,105 +216,145 @@ class Store:
         """Append ``batch`` in one transaction: events (hash-chained), their ledger entries,
         the round's row and players, and the shoe's state. Raises :class:`ConflictError` when
         the table's head is no longer ``batch.prev_seq``."""
+        result = self.append_many([batch])[0]
+        if isinstance(result, StoreError):
+            raise result
+        return result
+
+    def append_many(self, batches: list[Batch]) -> list[Written | StoreError]:
+        """Group commit: append several batches (of different tables) in **one** transaction,
+        so one durable commit (one fsync) serves them all, with one statement per table of
+        the schema for the whole group. A result is returned only once the commit is durable.
+
+        When a batch is refused (another process moved its table's head: a
+        :class:`ConflictError`), the group is written again one batch at a time, each in its
+        own savepoint: the refused batch is rolled back alone and its error returned in its
+        place, the others are committed. When the commit itself fails, every batch gets the
+        error and nothing is written."""
+        if not batches:
+            return []
         at = chain.now()
-        rnd = batch.round
         try:
             with self.write() as conn:
-                round_id = rnd.id if rnd is not None else None
-                first = batch.prev_seq + 1
-                last = batch.prev_seq + len(batch.events)
-                mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
-                if rnd is not None and rnd.id is None:
-                    made = conn.execute(
-                        rounds.insert().values(
-                            table_id=batch.table,
-                            number=rnd.number,
-                            status=rnd.status,
-                            rules=rnd.rules,
-                            started_at=at,
-                            first_seq=mine[0],
-                            last_seq=mine[-1],
-                            house=rnd.house,
-                        )
-                    ).inserted_primary_key
-                    assert made is not None
-                    round_id = int(made[0])
-                rows, entries, h = [], [], batch.prev_hash
-                for i, (e, in_round) in enumerate(batch.events):
-                    seq = first + i
-                    rid = round_id if in_round else None
-                    h = chain.link(h, batch.table, seq, rid, at, e)
-                    rows.append(
-                        {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
-                        | e._asdict()
-                        | {"hash": h}
-                    )
-                    money = chain.entry(e)
-                    if money is not None:
-                        kind, src, dst, amount = money
-                        entries.append(
-                            {
-                                "table_id": batch.table,
-                                "seq": seq,
-                                "round_id": rid,
-                                "at": at,
-                                "kind": kind,
-                                "player": e.player,
-                                "from_account": src,
-                                "to_account": dst,
-                                "amount": amount,
-                            }
-                        )
-                moved = conn.execute(
-                    _MOVE_HEAD,
-                    {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h},
-                ).rowcount
-                if moved != 1:
-                    raise ConflictError(
-                        f"table {batch.table!r} was written by another process: start again"
-                    )
-                if rows:
-                    conn.execute(events.insert(), rows)
-                if entries:
-                    conn.execute(ledger.insert(), entries)
-                if rnd is not None:
-                    assert round_id is not None
-                    self._write_round(conn, round_id, rnd, mine[-1], at)
-                if batch.shoe is not None:
-                    self._write_shoe(conn, batch.table, last, batch.shoe)
-        except ConflictError:
-            raise
+                return list(self._write(conn, batches, at))
+        except ConflictError as exc:
+            if len(batches) == 1:
+                return [exc]
         except SQLAlchemyError as exc:
-            raise StoreError(f"the store refused the write: {exc}") from None
-        return Written(round_id, last, h, at)
+            return [StoreError(f"the store refused the write: {exc}") for _ in batches]
+        out: list[Written | StoreError] = []
+        try:
+            with self.write() as conn:
+                for batch in batches:
+                    try:
+                        with conn.begin_nested():
+                            out.extend(self._write(conn, [batch], at))
+                    except ConflictError as exc:
+                        out.append(exc)
+        except SQLAlchemyError as exc:
+            return [StoreError(f"the store refused the write: {exc}") for _ in batches]
+        return out
 
-    def _write_round(
-        self, conn: Connection, round_id: int, rnd: RoundWrite, last: int, at: str
-    ) -> None:
-        values = {"b_id": round_id, "b_status": rnd.status, "b_last": last, "b_house": rnd.house}
-        ended = {"b_ended": None if rnd.status == "open" else at}
-        conn.execute(_UPDATE_ROUND, values | ended)
-        new = [
-            {"round_id": round_id, "player": p, "net": n}
-            for p, n in rnd.nets.items()
-            if p not in rnd.known_players
-        ]
-        if new:
-            conn.execute(round_players.insert(), new)
-        changed = [
-            {"b_id": round_id, "b_player": p, "b_net": n}
-            for p, n in rnd.nets.items()
-            if p in rnd.known_players and rnd.written.get(p) != n
-        ]
-        if changed:
-            conn.execute(_UPDATE_NET, changed)
-
-    def _write_shoe(self, conn: Connection, table: str, seq: int, state: str) -> None:
-        done = conn.execute(
-            _UPDATE_SHOE, {"b_table": table, "b_seq": seq, "b_state": state}
-        ).rowcount
-        if not done:
-            conn.execute(shoe_states.insert().values(table_id=table, seq=seq, state=state))
+    def _write(self, conn: Connection, batches: list[Batch], at: str) -> list[Written]:
+        """Write ``batches`` in the open transaction; :class:`ConflictError` when a table's
+        head has moved (the caller rolls back)."""
+        heads: list[dict[str, Any]] = []
+        rows: list[dict[str, Any]] = []
+        entries: list[dict[str, Any]] = []
+        round_rows: list[dict[str, Any]] = []
+        new_players: list[dict[str, Any]] = []
+        nets: list[dict[str, Any]] = []
+        shoes: list[dict[str, Any]] = []
+        out: list[Written] = []
+        for batch in batches:
+            rnd = batch.round
+            first = batch.prev_seq + 1
+            last = batch.prev_seq + len(batch.events)
+            mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+            round_id = rnd.id if rnd is not None else None
+            if rnd is not None and rnd.id is None:  # a new round: its id enters the hashes
+                made = conn.execute(
+                    rounds.insert().values(
+                        table_id=batch.table,
+                        number=rnd.number,
+                        status=rnd.status,
+                        rules=rnd.rules,
+                        started_at=at,
+                        first_seq=mine[0],
+                        last_seq=mine[-1],
+                        house=rnd.house,
+                    )
+                ).inserted_primary_key
+                assert made is not None
+                round_id = int(made[0])
+            h = batch.prev_hash
+            for i, (e, in_round) in enumerate(batch.events):
+                seq = first + i
+                rid = round_id if in_round else None
+                h = chain.link(h, batch.table, seq, rid, at, e)
+                rows.append(
+                    {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
+                    | e._asdict()
+                    | {"hash": h}
+                )
+                money = chain.entry(e)
+                if money is not None:
+                    kind, src, dst, amount = money
+                    entries.append(
+                        {
+                            "table_id": batch.table,
+                            "seq": seq,
+                            "round_id": rid,
+                            "at": at,
+                            "kind": kind,
+                            "player": e.player,
+                            "from_account": src,
+                            "to_account": dst,
+                            "amount": amount,
+                        }
+                    )
+            heads.append(
+                {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
+            )
+            if rnd is not None:
+                assert round_id is not None
+                round_rows.append(
+                    {
+                        "b_id": round_id,
+                        "b_status": rnd.status,
+                        "b_last": mine[-1],
+                        "b_house": rnd.house,
+                        "b_ended": None if rnd.status == "open" else at,
+                    }
+                )
+                for p, n in rnd.nets.items():
+                    if p not in rnd.known_players:
+                        new_players.append({"round_id": round_id, "player": p, "net": n})
+                    elif rnd.written.get(p) != n:
+                        nets.append({"b_id": round_id, "b_player": p, "b_net": n})
+            if batch.shoe is not None:
+                shoes.append({"table_id": batch.table, "seq": last, "state": batch.shoe})
+            out.append(Written(round_id, last, h, at))
+        if len(heads) == 1 or self.engine.dialect.supports_sane_multi_rowcount:
+            moved = conn.execute(_MOVE_HEAD, heads).rowcount
+        else:
+            moved = sum(conn.execute(_MOVE_HEAD, head).rowcount for head in heads)
+        if moved != len(heads):
+            names = ", ".join(sorted({repr(b.table) for b in batches}))
+            raise ConflictError(f"table {names} was written by another process: start again")
+        if rows:
+            conn.execute(events.insert(), rows)
+        if entries:
+            conn.execute(ledger.insert(), entries)
+        if round_rows:
+            conn.execute(_UPDATE_ROUND, round_rows)
+        if new_players:
+            conn.execute(round_players.insert(), new_players)
+        if nets:
+            conn.execute(_UPDATE_NET, nets)
+        if shoes:
+            conn.execute(self._upsert_shoe, shoes)
+        return out
 
     # ------------------------------------------------------------------ reading
     def table_state(self, table: str) -> TableState | None:
@@ -413,11 +454,22 @@ _UPDATE_NET = (
     )
     .values(net=bindparam("b_net"))
 )
-_UPDATE_SHOE = (
-    update(shoe_states)
-    .where(shoe_states.c.table_id == bindparam("b_table"))
-    .values(seq=bindparam("b_seq"), state=bindparam("b_state"))
-)
+
+
+def _upsert_shoe(dialect: str) -> Any:
+    """``INSERT … ON CONFLICT (table_id) DO UPDATE``: each table's one shoe row."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        stmt: Any = pg_insert(shoe_states)
+    else:
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        stmt = sqlite_insert(shoe_states)
+    return stmt.on_conflict_do_update(
+        index_elements=[shoe_states.c.table_id],
+        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
+    )
 
 
 def _safe(url: str) -> str:

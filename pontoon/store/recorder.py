@@ -17,7 +17,7 @@ from pontoon.events import Event
 from pontoon.round import Round
 from pontoon.shoe import Shoe
 from pontoon.store import chain
-from pontoon.store.db import Batch, RoundWrite, Store
+from pontoon.store.db import Batch, RoundWrite, Store, Written
 from pontoon.store.shoestate import snapshot
 
 
@@ -34,6 +34,16 @@ class OpenRound:
     events: list[Event]
     last_seq: int
     players: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A write made ready (:meth:`TableLog.prepare`): the batch for the store and what the
+    balances will be once it is committed. ``upto``: the round's events it covers."""
+
+    batch: Batch
+    balances: dict[str, int]
+    upto: int = 0
 
 
 class TableLog:
@@ -91,13 +101,14 @@ class TableLog:
             out.append((e, in_round))
         return out, balances
 
-    def append(
+    def prepare(
         self,
         items: list[tuple[Event, bool]],
         round_write: RoundWrite | None = None,
         shoe: Shoe | None = None,
-    ) -> int | None:
-        """Append events in one transaction; returns the round's id (or None)."""
+    ) -> Prepared:
+        """The batch that appends ``items`` after the table's head, its money checked
+        (:class:`LedgerError` when it does not add up; nothing is written)."""
         funded, balances = self._funded(items)
         batch = Batch(
             self.table,
@@ -107,11 +118,25 @@ class TableLog:
             round_write,
             snapshot(shoe) if shoe is not None else None,
         )
-        written = self.store.append(batch)
+        return Prepared(batch, balances)
+
+    def applied(self, prepared: Prepared, written: Written) -> None:
+        """The store has committed ``prepared``: the head and balances move on."""
         self.head_seq, self.head_hash = written.seq, written.hash
-        self.balances = balances
-        if batch.shoe is not None:
-            self.shoe_state = (written.seq, batch.shoe)
+        self.balances = prepared.balances
+        if prepared.batch.shoe is not None:
+            self.shoe_state = (written.seq, prepared.batch.shoe)
+
+    def append(
+        self,
+        items: list[tuple[Event, bool]],
+        round_write: RoundWrite | None = None,
+        shoe: Shoe | None = None,
+    ) -> int | None:
+        """Append events in one transaction; returns the round's id (or None)."""
+        prepared = self.prepare(items, round_write, shoe)
+        written = self.store.append(prepared.batch)
+        self.applied(prepared, written)
         return written.round_id
 
     def deposit(self, player: str, amount: int, detail: str = "buy-in") -> None:
@@ -223,10 +248,18 @@ class RoundLog:
     def commit(self, shoe: Shoe | None = None, *, cash_out: bool = False) -> None:
         """Write the round's new events (and the shoe) in one transaction. ``cash_out``: then
         pay each of the round's players their whole balance out (scripted rounds)."""
+        prepared = self.prepare(shoe, cash_out=cash_out)
+        if prepared is not None:
+            self.applied(prepared, self.log.store.append(prepared.batch))
+
+    def prepare(self, shoe: Shoe | None = None, *, cash_out: bool = False) -> Prepared | None:
+        """The write of the round's new events (None when there are none), for
+        :meth:`commit` or a group commit (:meth:`~pontoon.store.db.Store.append_many`);
+        :meth:`applied` once the store has committed it."""
         rnd = self.round
         new = rnd.events[self.committed :]
         if not new:
-            return
+            return None
         items = [(e, True) for e in new]
         rw = RoundWrite(
             self.id,
@@ -245,15 +278,23 @@ class RoundLog:
                 if left > 0:
                     withdraw = Event("withdraw", player=player, amount=left, detail="cash-out")
                     items.append((withdraw, False))
-        rid = self.log.append(items, rw, shoe)
+        prepared = self.log.prepare(items, rw, shoe)
+        prepared.upto = len(rnd.events)
+        return prepared
+
+    def applied(self, prepared: Prepared, written: Written) -> None:
+        """The store has committed ``prepared`` (made by :meth:`prepare`)."""
+        rw = prepared.batch.round
+        assert rw is not None
+        self.log.applied(prepared, written)
         if self.id is None:
-            self.id = rid
+            self.id = written.round_id
             self.log.last_number = self.number
         assert self.id is not None
-        if rnd.over:
+        if rw.status != "open":
             self.log.open_ids = [i for i in self.log.open_ids if i != self.id]
         elif self.id not in self.log.open_ids:
             self.log.open_ids.append(self.id)
-        self.committed = len(rnd.events)
-        self.players |= set(rnd.balance)
-        self.written = dict(rnd.balance)
+        self.committed = prepared.upto
+        self.players |= set(rw.nets)
+        self.written = dict(rw.nets)

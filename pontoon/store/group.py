@@ -1,0 +1,76 @@
+"""Group commit for an asyncio server: the writes of many tables share one durable commit.
+
+Each table still awaits its own write before it tells anybody what happened (write-ahead of
+effect); while one commit is on its way to the disk, the writes queued meanwhile wait and then
+go together in the next transaction (:meth:`~pontoon.store.db.Store.append_many`), so the
+number of commits (fsyncs) per second no longer limits the number of actions per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import TypeVar
+
+from pontoon.store.db import Batch, Store, StoreError, Written
+
+T = TypeVar("T")
+
+
+class GroupWriter:
+    """The one writer of a store in an event loop. ``await append(batch)`` returns once the
+    batch is durable, or raises the store's error for it (nothing of it written)."""
+
+    def __init__(self, store: Store, executor: Executor | None = None) -> None:
+        self.store = store
+        self.executor = executor or ThreadPoolExecutor(1, thread_name_prefix="pontoon-store")
+        self._queue: list[tuple[Batch, asyncio.Future[Written]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self.commits = 0  # transactions
+        self.batches = 0  # batches written in them
+        self.seconds = 0.0  # time spent in them
+
+    async def append(self, batch: Batch) -> Written:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Written] = loop.create_future()
+        self._queue.append((batch, future))
+        if self._task is None:
+            self._task = loop.create_task(self._drain())
+        return await future
+
+    def stats(self) -> dict[str, float]:
+        """Group commits so far: transactions, batches in them, seconds spent in them."""
+        return {"commits": self.commits, "batches": self.batches, "seconds": self.seconds}
+
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        """Run ``fn(*args)`` on the writer's thread (between group commits)."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._queue:
+                group, self._queue = self._queue, []
+                batches = [b for b, _ in group]
+                results: list[Written | StoreError] | list[Exception]
+                start = time.perf_counter()
+                try:
+                    results = await loop.run_in_executor(
+                        self.executor, self.store.append_many, batches
+                    )
+                except Exception as exc:  # every waiting table gets it
+                    results = [exc] * len(group)
+                self.seconds += time.perf_counter() - start
+                self.commits += 1
+                self.batches += len(group)
+                for (_, future), result in zip(group, results, strict=True):
+                    if future.done():
+                        continue
+                    if isinstance(result, BaseException):
+                        future.set_exception(result)
+                    else:
+                        future.set_result(result)
+        finally:
+            self._task = None
