@@ -390,7 +390,54 @@ def test_sigkilled_server_resumes_its_round(tmp_path: Path) -> None:
         else:
             assert after["boxes"] == before["boxes"] and after["dealer"] == before["dealer"]
             assert after["phase"] == before["phase"]
+        # ana's session outlived the kill: her old token gives her seat and her decisions
+        with connect(f"ws://127.0.0.1:{port}/ws/kauri?token={token}") as ws:
+            mine = json.loads(ws.recv())
+            assert mine["you"] == "ana" and mine["boxes"] == after["boxes"]
+            assert [m["action"] for m in mine["legal"]] == [m["action"] for m in before["legal"]]
+            if mine["legal"]:
+                move = mine["legal"][0]
+                ws.send(json.dumps({"type": "act", "action": move["action"], "box": 1}))
+                while (m := json.loads(ws.recv()))["type"] == "state":
+                    pass
+                assert m["type"] == "ok", m
+        taken = httpx.post(f"http://127.0.0.1:{port}/api/tables/kauri/join", json={"name": "ana"})
+        assert taken.status_code == 409
     finally:
         proc.terminate()
         proc.wait(20)
     _verify(tmp_path / "pontoon.db")
+
+
+def test_sessions_survive_a_restart(db: Path) -> None:
+    """A player's token opens the same seat after a restart: the store keeps the session
+    (only the token's SHA-256), so the name stays taken and nobody else gets the seat."""
+    import hashlib
+    import sqlite3
+
+    with serving(_app(db)) as c:
+        ana, ben, cat = _seat_three(c)
+        for p, box in ((ana, 1), (ben, 1), (cat, 2)):
+            p.act("no-insurance", box)
+        before = ana.fresh()
+        assert any(m["action"] == "split" for m in before["legal"])
+        tokens = {p.name: p.token for p in (ana, ben, cat)}
+        for p in (ana, ben, cat):
+            p.close()
+    con = sqlite3.connect(db)
+    stored = dict(con.execute("SELECT player, token_hash FROM sessions").fetchall())
+    dump = "\n".join(con.iterdump())
+    con.close()
+    assert stored == {n: hashlib.sha256(t.encode()).hexdigest() for n, t in tokens.items()}
+    assert not any(t in dump for t in tokens.values())  # the tokens themselves are nowhere
+    with serving(_app(db, cards=["4D"])) as c:
+        again = Player(c, "kauri", "ana", token=tokens["ana"])
+        assert again.state["you"] == "ana" and again.state["role"] == "player"
+        assert again.state["boxes"] == before["boxes"]
+        assert again.state["players"]["ben"]["connected"] is False
+        assert c.post("/api/tables/kauri/join", json={"name": "ana"}).status_code == 409
+        assert c.get(f"/api/tables/rimu/state?token={tokens['ana']}").status_code == 401
+        assert again.send(type="act", action="split", box=1, id="after-restart")["type"] == "ok"
+        assert len(again.fresh()["boxes"][0]["hands"]) == 2
+        again.close()
+    _verify(db)

@@ -22,7 +22,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pontoon.errors import PontoonError
-from pontoon.store.db import Store
+from pontoon.store.db import NameTakenError, Store
 from pontoon.store.group import GroupWriter
 from pontoon.store.show import list_rounds, replay_document
 
@@ -67,11 +67,17 @@ class Hub:
         self.charts: dict[str, Any] = {}
 
     def session(self, table: str, token: str | None) -> Session:
+        """The session of ``token`` at ``table``: from memory, else from the store (a session
+        made before a restart); :class:`Refused` for a missing, unknown or other table's."""
         if not token:
             raise Refused("a session token is required: join the table first", code="auth")
         if secrets.compare_digest(token, self.supervisor_token):
             return Session(token, "supervisor", "supervisor", table)
         s = self.sessions.get(token)
+        if s is None and len(token) <= 64:
+            found = self.store.find_session(token)
+            if found is not None and found[0] in self.tables:
+                s = self.sessions[token] = Session(token, found[1], "player", found[0])
         if s is None or s.table != table:
             raise Refused("unknown session token for this table", code="auth")
         return s
@@ -82,11 +88,16 @@ class Hub:
             raise HTTPException(404, f"no table {name!r}")
         return t
 
-    def join(self, table: Table, name: str) -> Session:
+    async def join(self, table: Table, name: str) -> Session:
+        """A new session at ``table`` for ``name`` (409 when a session has the name: one
+        made before a restart counts, it is in the store)."""
         if any(s.name == name and s.table == table.name for s in self.sessions.values()):
             raise HTTPException(409, f"{name!r} is already at table {table.name!r}")
-        table.join(name)
         token = secrets.token_urlsafe(24)
+        try:
+            await table.join(name, token)
+        except NameTakenError:
+            raise HTTPException(409, f"{name!r} is already at table {table.name!r}") from None
         s = Session(token, name, "player", table.name)
         self.sessions[token] = s
         return s
@@ -217,7 +228,7 @@ def create_app(
     async def join(name: str, body: JoinRequest) -> dict[str, Any]:
         t = hub().table(name)
         async with t.lock:
-            s = await hub().writer.run(hub().join, t, body.name)
+            s = await hub().join(t, body.name)
             t.version += 1
             await t.broadcast()
         return {

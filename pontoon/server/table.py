@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from pontoon.round import BETTING, INSURANCE, INSURANCE_ACTIONS, Box, Move, Roun
 from pontoon.rules import RuleSet
 from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, Shuffler, seeded
-from pontoon.store.db import Store
+from pontoon.store.db import Store, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import LedgerError, OpenRound, RoundLog, TableLog
 from pontoon.store.session import resumable, tidy
@@ -136,6 +135,7 @@ class Table:
         self._text: tuple[int, str] | None = None  # the shared state as JSON (without "}")
         self._tasks: set[asyncio.Task[None]] = set()
         self.shoe = self._recover()
+        self.names |= set(store.session_players(config.name))  # sessions outlive a restart
 
     # ------------------------------------------------------------------ recovery
     def _rng(self) -> Shuffler:
@@ -182,10 +182,17 @@ class Table:
         self.shoe = self._recover()
 
     # ------------------------------------------------------------------ players
-    def join(self, name: str) -> None:
-        """A player sits down: a new player's bankroll is deposited (a ledger entry)."""
+    async def join(self, name: str, token: str) -> None:
+        """A player sits down: the session (its token's digest) is stored and a new player's
+        bankroll deposited (a ledger entry), in one transaction.
+        :class:`~pontoon.store.db.NameTakenError` when a session has the name already."""
+        items: list[tuple[Event, bool]] = []
         if self.log.balance(name) == 0 and name not in self._in_round():
-            self.log.deposit(name, self.config.bankroll)
+            deposit = Event("deposit", player=name, amount=self.config.bankroll, detail="buy-in")
+            items.append((deposit, False))
+        prepared = self.log.prepare(items)
+        prepared.batch.session = (token_digest(token), name)
+        self.log.applied(prepared, await self.writer.append(prepared.batch))
         self.names.add(name)
 
     def _in_round(self) -> set[str]:
@@ -543,6 +550,3 @@ class Table:
     def close(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-
-    def new_token(self) -> str:
-        return secrets.token_urlsafe(24)

@@ -9,6 +9,7 @@ synced) or PostgreSQL, chosen by URL. Opening a store creates or upgrades its sc
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,7 +35,16 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
 from pontoon.store import chain
-from pontoon.store.schema import HEAD, events, ledger, round_players, rounds, shoe_states, tables
+from pontoon.store.schema import (
+    HEAD,
+    events,
+    ledger,
+    round_players,
+    rounds,
+    sessions,
+    shoe_states,
+    tables,
+)
 
 DEFAULT_URL = "sqlite:///pontoon.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -47,6 +57,20 @@ class StoreError(PontoonError):
 
 class ConflictError(StoreError):
     """Another process appended to the same table since this one last read it."""
+
+
+class NameTakenError(StoreError):
+    """A session of the table already has the player's name."""
+
+
+def token_digest(token: str) -> str:
+    """What the store keeps of a session token: its SHA-256, in hex (the token itself is
+    never stored, so a copy of the database opens no seat).
+
+    >>> token_digest("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def engine_url(url: str) -> str:
@@ -102,6 +126,7 @@ class Batch:
     events: list[tuple[Event, bool]]  # (event, belongs to the round)
     round: RoundWrite | None = None
     shoe: str | None = None
+    session: tuple[str, str] | None = None  # a new session: (token's digest, player)
 
 
 @dataclass(slots=True)
@@ -237,9 +262,12 @@ class Store:
         try:
             with self.write() as conn:
                 return list(self._write(conn, batches, at))
-        except ConflictError as exc:
+        except (ConflictError, NameTakenError) as exc:
             if len(batches) == 1:
                 return [exc]
+        except IntegrityError as exc:  # a name taken in a group: find which batch
+            if len(batches) == 1:
+                return [StoreError(f"the store refused the write: {exc}")]
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
         out: list[Written | StoreError] = []
@@ -249,7 +277,7 @@ class Store:
                     try:
                         with conn.begin_nested():
                             out.extend(self._write(conn, [batch], at))
-                    except ConflictError as exc:
+                    except (ConflictError, NameTakenError) as exc:
                         out.append(exc)
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
@@ -265,8 +293,13 @@ class Store:
         new_players: list[dict[str, Any]] = []
         nets: list[dict[str, Any]] = []
         shoes: list[dict[str, Any]] = []
+        new_sessions: list[dict[str, Any]] = []
         out: list[Written] = []
         for batch in batches:
+            if batch.session is not None:
+                digest, player = batch.session
+                row = {"token_hash": digest, "table_id": batch.table, "player": player}
+                new_sessions.append(row | {"created_at": at})
             rnd = batch.round
             first = batch.prev_seq + 1
             last = batch.prev_seq + len(batch.events)
@@ -354,6 +387,17 @@ class Store:
             conn.execute(_UPDATE_NET, nets)
         if shoes:
             conn.execute(self._upsert_shoe, shoes)
+        if len(batches) == 1 and new_sessions:
+            try:
+                with conn.begin_nested():
+                    conn.execute(sessions.insert(), new_sessions)
+            except IntegrityError:
+                player = new_sessions[0]["player"]
+                raise NameTakenError(
+                    f"{player!r} is already at table {batches[0].table!r}"
+                ) from None
+        elif new_sessions:
+            conn.execute(sessions.insert(), new_sessions)
         return out
 
     # ------------------------------------------------------------------ reading
@@ -402,6 +446,28 @@ class Store:
             [int(i) for i in open_ids],
             (int(shoe[0]), str(shoe[1])) if shoe else None,
         )
+
+    def find_session(self, token: str) -> tuple[str, str] | None:
+        """The (table, player) of a session token, or None."""
+        with self.read() as conn:
+            row = conn.execute(
+                select(sessions.c.table_id, sessions.c.player).where(
+                    sessions.c.token_hash == token_digest(token)
+                )
+            ).first()
+        return (str(row[0]), str(row[1])) if row is not None else None
+
+    def session_players(self, table: str) -> list[str]:
+        """The players who hold a session at ``table``."""
+        with self.read() as conn:
+            return [
+                str(p)
+                for p in conn.execute(
+                    select(sessions.c.player)
+                    .where(sessions.c.table_id == table)
+                    .order_by(sessions.c.player)
+                ).scalars()
+            ]
 
     def round_row(self, round_id: int) -> dict[str, Any] | None:
         with self.read() as conn:
@@ -512,4 +578,13 @@ def _make_engine(url: str) -> Engine:
     return engine
 
 
-__all__ = ["DEFAULT_URL", "Batch", "ConflictError", "RoundWrite", "Store", "StoreError"]
+__all__ = [
+    "DEFAULT_URL",
+    "Batch",
+    "ConflictError",
+    "NameTakenError",
+    "RoundWrite",
+    "Store",
+    "StoreError",
+    "token_digest",
+]

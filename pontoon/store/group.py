@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import TypeVar
 
 from pontoon.store.db import Batch, Store, StoreError, Written
-
-T = TypeVar("T")
 
 
 class GroupWriter:
@@ -43,10 +39,6 @@ class GroupWriter:
     def stats(self) -> dict[str, float]:
         """Group commits so far: transactions, batches in them, seconds spent in them."""
         return {"commits": self.commits, "batches": self.batches, "seconds": self.seconds}
-
-    async def run(self, fn: Callable[..., T], *args: object) -> T:
-        """Run ``fn(*args)`` on the writer's thread (between group commits)."""
-        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()

@@ -7,6 +7,7 @@ a test checks that a migrated database and this metadata agree.
 ``events``        every event of every table, in order; ``hash`` chains them (see chain.py)
 ``ledger``        one entry per money event: from one account to another, an amount
 ``shoe_states``   each table's shoe (its future order), kept out of everything players see
+``sessions``      the table server's player sessions: a token's SHA-256 digest, table, player
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0002"
+HEAD = "0003"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -118,4 +119,14 @@ shoe_states = Table(
     Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
     Column("seq", BigInteger, nullable=False),
     Column("state", Text, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256 hex: never the token itself
+    Column("table_id", String(64), ForeignKey("tables.id"), nullable=False),
+    Column("player", String(200), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    UniqueConstraint("table_id", "player", name="uq_sessions_table_player"),
 )
