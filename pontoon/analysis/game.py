@@ -17,6 +17,7 @@ exactly as the conditional expectation does. Next to each value runs a second ch
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -34,6 +35,24 @@ ACTIONS: Final = ("stand", "hit", "double", "surrender")
 NEG: Final = -np.inf
 UPS: Final = np.arange(1, 11)
 Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
+
+
+DealerKey = tuple[tuple[float, ...], bool, bool]  # shoe counts, infinite, dealer hits soft 17
+_DEALER_CACHE: OrderedDict[DealerKey, dict[tuple[float, ...], Floats]] = OrderedDict()
+DEALER_CACHE_SHOES: Final = 2  # about 40 MB each for a 6-deck shoe with resplits
+
+
+def _dealer_cache(key: DealerKey) -> dict[tuple[float, ...], Floats]:
+    """The dealer's outcome tables by cards out, shared by every game of one shoe and soft-17
+    rule in this process (the tables depend on nothing else): rule variations, a hand
+    calculator after its chart, ``strategy`` after ``analyze`` reuse them."""
+    if key in _DEALER_CACHE:
+        _DEALER_CACHE.move_to_end(key)
+    else:
+        _DEALER_CACHE[key] = {}
+        while len(_DEALER_CACHE) > DEALER_CACHE_SHOES:
+            _DEALER_CACHE.popitem(last=False)
+    return _DEALER_CACHE[key]
 
 
 @dataclass(frozen=True)
@@ -110,7 +129,9 @@ class Game:
         self.win2 = np.array([self.pay.win(x, doubled=True) for x in c.comps])
         self.coef1 = self._stand_coef(1, self.win1)
         self.coef2 = self._stand_coef(2, self.win2)
-        self._dealer: dict[tuple[float, ...], Floats] = {}
+        self._dealer = _dealer_cache(
+            (tuple(self.shoe.counts.tolist()), infinite, rules.dealer_hits_soft_17)
+        )
         self._rows: dict[Context, Rows] = {}
         self._configs: dict[tuple[object, ...], list[Config]] = {}
 
