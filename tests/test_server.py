@@ -441,3 +441,17 @@ def test_sessions_survive_a_restart(db: Path) -> None:
         assert len(again.fresh()["boxes"][0]["hands"]) == 2
         again.close()
     _verify(db)
+
+
+def test_totals_are_announced_as_describe_says_and_watchers_see_the_table(
+    client: TestClient,
+) -> None:
+    empty = client.get("/api/tables/kauri/state").json()  # nobody has joined yet
+    assert empty["role"] == "watcher" and empty["phase"] == "idle" and empty["legal"] == []
+    assert empty["rules"]["boxes"] == 7 and empty["boxes"] == []  # seven empty seats
+    ana, ben, cat = _seat_three(client)
+    s = ana.fresh()
+    assert s["dealer"]["cards"] == ["AS"] and s["dealer"]["text"] == "soft 11"
+    assert [b["hands"][0]["text"] for b in s["boxes"]] == ["hard 16", "hard 11"]
+    for p in (ana, ben, cat):
+        p.close()

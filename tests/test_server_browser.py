@@ -96,6 +96,11 @@ def test_three_players_play_a_round_in_the_browser(
         for name in ("ana", "ben", "cat"):
             page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
             page.goto(url)
+            if name == "ana":  # before anyone joins, the empty table shows its seven boxes
+                page.wait_for_selector(".box.empty")
+                assert page.locator(".box.empty").count() == 7
+                assert "empty seat" in page.inner_text("#boxes")
+                page.screenshot(path=str(artifacts / "0-empty-table.png"))
             page.fill("#player-name", name)
             page.click("#join-button")
             page.wait_for_selector("body[data-version]")
@@ -109,6 +114,10 @@ def test_three_players_play_a_round_in_the_browser(
         ana.wait_for_selector('button[data-action="deal"]')
         cat.screenshot(path=str(artifacts / "1-bets.png"))
         _step(cat, lambda: cat.keyboard.press("Enter"))  # deal
+        # the dealer's lone ace is announced as pontoon.hand.describe says: soft 11
+        ana.wait_for_function(
+            "document.getElementById('dealer-total').textContent === 'soft 11'", timeout=10_000
+        )
         ben.wait_for_selector('button[data-action="insure"]')
         _step(ben, lambda: ben.click('button[data-action="insure"]'))
         _step(cat, lambda: cat.keyboard.press("n"))

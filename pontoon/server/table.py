@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
-from pontoon.hand import total
+from pontoon.hand import describe, total
 from pontoon.irregularities import Irregularity
 from pontoon.round import BETTING, INSURANCE, INSURANCE_ACTIONS, Box, Move, Round
 from pontoon.rules import RuleSet
@@ -118,6 +118,9 @@ class Table:
         self.writer = writer  # the store's one writer: group commits shared by all tables
         self.name = config.name
         self.rules = config.rules
+        # the blackjack presets call a natural "blackjack"; the engine calls it pontoon
+        blackjack = "blackjack" in self.rules.name or "21" in self.rules.name
+        self.natural = "blackjack" if blackjack else "pontoon"
         self.log = TableLog(store, config.name)
         self.lock = asyncio.Lock()
         self.version = 0
@@ -248,6 +251,9 @@ class Table:
                     "hand": i,
                     "cards": card_list(h.cards),
                     "total": h.total if h.cards else 0,
+                    "text": describe(h.cards, from_split=h.from_split, natural=self.natural)
+                    if h.cards
+                    else "",
                     "state": h.state,
                     "doubled": h.doubled,
                     "wagers": [
@@ -286,7 +292,7 @@ class Table:
             "round": self.roundlog.number if self.roundlog else self.log.last_number + 1,
             "phase": "idle" if rnd is None else ("over" if rnd.over else rnd.phase),
             "boxes": [],
-            "dealer": {"cards": [], "total": 0, "hole": False},
+            "dealer": {"cards": [], "total": 0, "text": "", "hole": False},
             "awaiting": self.awaiting(legal),
             "events": [],
             "notes": self.notes[-5:],
@@ -298,6 +304,7 @@ class Table:
             doc["dealer"] = {
                 "cards": card_list(rnd.dealer),
                 "total": total(rnd.dealer) if rnd.dealer else 0,
+                "text": describe(rnd.dealer, natural=self.natural) if rnd.dealer else "",
                 "hole": rnd.hole is not None,  # a face-down card is there; never which
             }
             doc["events"] = [public_event(e) for e in rnd.events[-40:]]

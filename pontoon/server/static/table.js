@@ -48,7 +48,22 @@ async function loadTables() {
   if (params.get("supervisor")) { connect(sel.value, params.get("supervisor")); return; }
   const saved = sessionStorage.getItem("pontoon-token-" + sel.value);
   if (saved) connect(sel.value, saved);
+  else watch();
 }
+
+// Before sitting down the table is watched: its boxes (the empty ones are seats to take),
+// the dealer and the play, from the state a watcher gets, refreshed every two seconds.
+let watching = null;
+async function watch() {
+  const t = $("table-name").value;
+  if (!t || ws) return;
+  table = t;
+  const r = await fetch(`/api/tables/${encodeURIComponent(t)}/state`);
+  if (r.ok && !ws) { state = await r.json(); render(); }
+  clearTimeout(watching);
+  watching = setTimeout(watch, 2000);
+}
+$("table-name").addEventListener("change", () => { chart = null; watch(); loadHistory(); });
 
 $("join").addEventListener("submit", async (ev) => {
   ev.preventDefault();
@@ -62,6 +77,7 @@ $("join").addEventListener("submit", async (ev) => {
 });
 
 function connect(t, tok) {
+  clearTimeout(watching);
   table = t; token = tok;
   if (ws) ws.close();
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
@@ -96,16 +112,20 @@ function act(move) {
 
 function render() {
   const s = state;
-  document.body.dataset.version = s.version;
-  document.body.dataset.phase = s.phase;
-  $("join").hidden = true;
+  const watcher = s.role === "watcher";
+  if (!watcher) {  // a watcher's page keeps its join form, and no version: it is not at the table
+    document.body.dataset.version = s.version;
+    document.body.dataset.phase = s.phase;
+  }
+  $("join").hidden = !watcher;
   $("me").textContent = s.role === "supervisor" ? `Supervisor at ${s.table}`
+    : watcher ? `watching ${s.table} · round ${s.round}`
     : `${s.you} at ${s.table} · round ${s.round}`;
   $("supervisor").hidden = s.role !== "supervisor";
   // dealer
   const dc = $("dealer-cards");
   dc.replaceWith(Object.assign(cardsEl(s.dealer.cards, s.dealer.hole), { id: "dealer-cards" }));
-  $("dealer-total").textContent = s.dealer.cards.length ? `${s.dealer.total}` : "";
+  $("dealer-total").textContent = s.dealer.cards.length ? s.dealer.text || `${s.dealer.total}` : "";
   // boxes: every box of the layout
   const aw = s.awaiting;
   const boxes = $("boxes");
@@ -113,9 +133,11 @@ function render() {
   const byNo = Object.fromEntries(s.boxes.map((b) => [b.box, b]));
   for (let n = 1; n <= s.rules.boxes; n++) {
     const b = byNo[n];
-    const d = el("div", "box");
+    const d = el("div", b ? "box" : "box empty");
     d.dataset.box = n;
     d.append(el("div", "box-no", `box ${n}` + (b ? ` · ${b.seated}` : "")));
+    const betting = s.phase === "betting" || s.phase === "idle" || s.phase === "over";
+    if (!b) d.append(el("div", "seat", betting && !watcher ? "empty seat: bet to sit" : "empty seat"));
     if (b) {
       if (b.players.includes(s.you)) d.classList.add("mine");
       if (aw && aw.box === n) d.classList.add("turn");
@@ -124,7 +146,7 @@ function render() {
       hands.forEach((h, i) => {
         const hd = el("div", "hand" + (aw && aw.box === n && aw.hand === i ? " current" : ""));
         hd.append(cardsEl(h.cards));
-        if (h.cards.length) hd.append(el("div", "total", h.total > 21 ? `${h.total} bust` : `${h.total}`));
+        if (h.cards.length) hd.append(el("div", "total", h.text || `${h.total}`));
         const ws_ = el("div", "wagers");
         for (const w of h.wagers) {
           const t = el("span", "wager" + (w.outcome ? ` outcome-${w.outcome}` : ""));
@@ -139,6 +161,7 @@ function render() {
       if (ins.length) d.append(el("div", "wager", "insured: " + ins.map(([p, a]) => `${p} ${money(a)}`).join(", ")));
     }
     d.addEventListener("click", () => {
+      if (watcher) { say("type your name and sit down first"); $("player-name").focus(); return; }
       if (s.role === "player" && (s.phase === "betting" || s.phase === "idle" || s.phase === "over")) {
         send({ type: "bet", box: n, amount: chip });
       }
@@ -147,7 +170,8 @@ function render() {
   }
   // whose turn, countdown
   let turn = "";
-  if (s.phase === "idle" || s.phase === "over") turn = "Place your bets: pick a chip, click a box";
+  if (watcher && !aw) turn = "Type your name and sit down, then pick a chip and click a box";
+  else if (s.phase === "idle" || s.phase === "over") turn = "Place your bets: pick a chip, click a box";
   else if (aw) {
     const who = aw.players.join(", ");
     turn = { betting: `Betting: ${who}`, decide: `Box ${aw.box}: ${who} to play`,
