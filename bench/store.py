@@ -6,6 +6,9 @@ Rounds are played as ``pontoon play --db`` records them: one box, a simple strat
 transaction per action (wagers and deal, each decision) with the shoe's state. Each figure is
 also measured for single-event transactions (one deposit each: one durable commit per event).
 
+Then 20 tables play together, each step of every table in one group commit
+(``Store.append_many``, as the table server writes under load).
+
 Prints a line per back end, then one JSON object as the last line (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/store.py [--quick]
 """
@@ -66,6 +69,43 @@ def play(rules: RuleSet, rounds: int, log: TableLog | None) -> tuple[float, int,
     return time.perf_counter() - start, events, commits
 
 
+def grouped(store: Store, rules: RuleSet, tables: int, rounds: int) -> tuple[float, int, int]:
+    """Seconds, events and transactions for ``rounds`` rounds at each of ``tables`` tables,
+    each step of every table written in one group commit with the other tables' steps (as
+    the table server does under load)."""
+    prefix = uuid.uuid4().hex[:6]
+    logs = [TableLog(store, f"g{prefix}-{t}") for t in range(tables)]
+    for log in logs:
+        log.deposit("p", 10**12)
+    shoes = [Shoe(rules, seeded(t)) for t in range(tables)]
+    commits = 0
+    start = time.perf_counter()
+    for _ in range(rounds):
+        live = []
+        for log, shoe in zip(logs, shoes, strict=True):
+            rnd = Round(rules, shoe)
+            rl = log.start(rnd)
+            rnd.place_wager(1, "p", rules.table_min)
+            rnd.deal()
+            live.append((rl, shoe))
+        while live:
+            prepared = [(rl, rl.prepare(shoe)) for rl, shoe in live]
+            written = store.append_many([p.batch for _, p in prepared if p is not None])
+            commits += 1
+            for (rl, p), w in zip(prepared, written, strict=True):
+                assert p is not None and not isinstance(w, Exception), w
+                rl.applied(p, w)
+            live = [(rl, shoe) for rl, shoe in live if not rl.round.over]
+            for rl, _ in live:
+                rnd = rl.round
+                if rnd.follow_ups is not None or rnd.phase == "insurance":
+                    rnd.apply_defaults()
+                else:
+                    rnd.apply(choose(rnd))
+    events = sum(log.head_seq - 1 for log in logs)  # all but each table's deposit
+    return time.perf_counter() - start, events, commits
+
+
 def single(log: TableLog, n: int) -> float:
     start = time.perf_counter()
     for _ in range(n):
@@ -80,6 +120,7 @@ def measure(name: str, url: str, rules: RuleSet, rounds: int, singles: int) -> d
         bare, _, _ = play(rules, rounds, None)
         seconds, events, commits = play(rules, rounds, log)
         one = single(log, singles)
+        group_s, group_events, group_commits = grouped(store, rules, 20, max(1, rounds // 20))
         start = time.perf_counter()
         report = verify(store)
         checked = time.perf_counter() - start
@@ -92,12 +133,17 @@ def measure(name: str, url: str, rules: RuleSet, rounds: int, singles: int) -> d
         "transactions_per_second": round(commits / seconds),
         "ms_added_per_round": round((seconds - bare) * 1000 / rounds, 3),
         "single_event_commits_per_second": round(singles / one),
+        "group_tables": 20,
+        "group_events_per_second": round(group_events / group_s),
+        "group_ms_per_commit": round(group_s * 1000 / group_commits, 2),
         "verify_events_per_second": round(report.events / checked),
     }
     print(
         f"{name:<10} {out['events_per_second']:>7} events/s in {out['transactions_per_second']} "
         f"commits/s; +{out['ms_added_per_round']} ms a round; "
-        f"{out['single_event_commits_per_second']} one-event commits/s; verify "
+        f"{out['single_event_commits_per_second']} one-event commits/s; 20 tables in group "
+        f"commits: {out['group_events_per_second']} events/s, {out['group_ms_per_commit']} ms a "
+        "commit; verify "
         f"{out['verify_events_per_second']} events/s"
     )
     return out
