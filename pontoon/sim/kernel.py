@@ -106,6 +106,28 @@ def _reject(rs, n, m):
     return rs, m
 
 
+AHEAD = 8  # places shuffled at a time beyond the cutting card
+
+
+@njit(cache=True)
+def _shuffle(shoe, start, end, ncards, rs):
+    """Fisher-Yates from the front, places ``start`` to ``end`` (at most ``ncards``) of the
+    shoe, on the stream whose state is ``rs``: each place takes a card drawn uniformly from
+    those not yet placed (Lemire's method). Returns (the end, the stream's state)."""
+    end = max(min(end, ncards), start + 1)
+    for i in range(start, end):
+        left = U64(ncards - i)
+        rs += GOLDEN
+        m = (_mix(rs) >> S32) * left
+        if (m & M32) < left:
+            rs, m = _reject(rs, ncards - i, m)
+        j = i + np.int64(m >> S32)
+        c = shoe[j]
+        shoe[j] = shoe[i]
+        shoe[i] = c
+    return end, rs
+
+
 @njit(cache=True)
 def _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole):
     """16.7: the shoe ran out mid-round; the discard rack (every card not on the layout) is
@@ -214,6 +236,71 @@ def _legal(a, n, t, doubled, from_split, split_aces, pair, nhands, upv, acted, r
 
 
 @njit(cache=True)
+def _choose(n, t, soft, fs, sa, pair, pv, nhb, upv, ac, rules, tot, pairs, pref):
+    """The chart's move: the pair's row when the cards may be split (``pair``, of value
+    ``pv``), then the total's row; each cell's first legal action; else hit, else stand."""
+    for row in range(2):
+        if row == 0:
+            if not pair:
+                continue
+            code = pairs[pv - 1, upv - 1]
+        else:
+            code = tot[soft, t, upv - 1]
+        for jj in range(3):
+            x = pref[code, jj]
+            if x < 0:
+                break
+            if _legal(x, n, t, 0, fs, sa, pair, nhb, upv, ac, rules):
+                return x
+    if _legal(C.HIT, n, t, 0, fs, sa, pair, nhb, upv, ac, rules):
+        return C.HIT
+    return C.STAND
+
+
+@njit(cache=True)
+def _decisions(tot, pairs, pref, rules):
+    """Every move :func:`_choose` can make, looked up in play instead of worked out.
+    ``moves[ctx, soft, total, up - 1]`` for a hand that is not a pair that may be split and
+    ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
+    ((((two cards) * 2 + from a split) * 2 + split aces) * 2 + acted) * 4 + hands - 1:
+    everything :func:`_legal` reads of a hand that has not doubled (a doubled hand has
+    stood)."""
+    moves = np.empty((64, 2, 22, 10), np.int8)
+    pair_moves = np.empty((64, 10, 10), np.int8)
+    for ctx in range(64):
+        nhb = ctx % 4 + 1
+        ac = (ctx >> 2) & 1
+        sa = (ctx >> 3) & 1
+        fs = (ctx >> 4) & 1
+        n = 2 if ctx >> 5 else 3
+        for up in range(1, 11):
+            for soft in range(2):
+                for t in range(22):
+                    moves[ctx, soft, t, up - 1] = _choose(
+                        n, t, soft, fs, sa, False, 0, nhb, up, ac, rules, tot, pairs, pref
+                    )
+            for pv in range(1, 11):
+                t = 12 if pv == 1 else 2 * pv
+                pair_moves[ctx, pv - 1, up - 1] = _choose(
+                    2,
+                    t,
+                    1 if pv == 1 else 0,
+                    fs,
+                    sa,
+                    True,
+                    pv,
+                    nhb,
+                    up,
+                    ac,
+                    rules,
+                    tot,
+                    pairs,
+                    pref,
+                )
+    return moves, pair_moves
+
+
+@njit(cache=True)
 def _record_session(acc, shist, snet, wager, soff, sbins, ruined):
     acc[A_SESSIONS] += 1
     acc[A_RUINED] += ruined
@@ -303,6 +390,7 @@ def run_chunk(
     sb_small = P[C.SB_SMALL]
     sb_others = P[C.SB_OTHERS]
 
+    moves, pair_moves = _decisions(tot, pairs, pref, rules)
     shoe = np.empty(ntmpl, np.int64)
     hc = np.zeros((NSLOT, MAXC), np.int64)
     hn = np.zeros(NSLOT, np.int64)
@@ -328,9 +416,11 @@ def run_chunk(
     cutr = False  # the cutting card has come out (8.7)
     nshuf = 0  # shuffles so far: each has its own stream
     rs = U64(0)  # the stream's state
+    fy = 0  # shoe[:fy] are shuffled (Fisher-Yates from the front), shoe[fy:] not yet
     seen = 0  # counting: shoe[:seen] are in the running count
     rc = 0
 
+    inv2wager = 1.0 / (2 * wager)
     n_played = 0
     net_sum = 0
     sq_sum = 0.0
@@ -346,20 +436,16 @@ def run_chunk(
             rs = stream_state(key, nshuf)
             nshuf += 1
             cats[K_SHUFFLE] += 1
+            # every card in front of the cutting card will be dealt: shuffle them now
+            fy, rs = _shuffle(shoe, 0, ncards - bcut, ncards, rs)
             if burn:  # 8.1: popped without the cutting-card check
-                rs += GOLDEN
-                m = (_mix(rs) >> S32) * U64(ncards)
-                if (m & M32) < U64(ncards):
-                    rs, m = _reject(rs, ncards, m)
-                j = np.int64(m >> S32)
-                c = shoe[j]
-                shoe[j] = shoe[0]
-                shoe[0] = c
                 pos = 1
             seen = pos
             rc = 0
         # the wager: flat, or by the true count
         w = wager
+        w2 = 2 * wager
+        inv2w = inv2wager
         play = 1
         tcb = 0
         if counting:
@@ -373,6 +459,8 @@ def run_chunk(
                 play = 0  # Wonging out: the round is dealt without the player
             else:
                 w = wager * ramp[tcb]
+                w2 = 2 * w
+                inv2w = 1.0 / w2
         if hands and play:  # a session ends when the bankroll left cannot cover the wager
             for b in range(boxes):
                 if bankroll + snet[b] < w:
@@ -402,30 +490,22 @@ def run_chunk(
         # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
         ndeal = 2 * boxes + 1 + peek
         for i in range(ndeal):
-            # ---- Shoe.draw (the same block thrice below)
-            left = ncards - pos
-            if left == 0:  # 16.7
-                if counting:
-                    for x in range(seen, pos):
-                        rc += tags[shoe[x]]
-                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                pos = 0
-                seen = 0
-                bcut = 0
-                rs = stream_state(key, nshuf)
-                nshuf += 1
-                cats[K_SHUFFLE_16_7] += 1
-                left = ncards
-            if left <= bcut:
-                cutr = True
-            rs += GOLDEN
-            m = (_mix(rs) >> S32) * U64(left)
-            if (m & M32) < U64(left):
-                rs, m = _reject(rs, left, m)
-            j = pos + np.int64(m >> S32)
-            c = shoe[j]
-            shoe[j] = shoe[pos]
-            shoe[pos] = c
+            # ---- Shoe.draw (the same block thrice)
+            if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                if pos == ncards:
+                    if counting:
+                        for x in range(seen, pos):
+                            rc += tags[shoe[x]]
+                    ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                    pos = 0
+                    seen = 0
+                    bcut = 0
+                    rs = stream_state(key, nshuf)
+                    nshuf += 1
+                    cats[K_SHUFFLE_16_7] += 1
+                fy, rs = _shuffle(shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs)
+            cutr = cutr or ncards - pos <= bcut
+            c = shoe[pos]
             pos += 1
             # ----
             if i < boxes:
@@ -441,23 +521,22 @@ def run_chunk(
             hn[s] += 1
             v = min(c % 13 + 1, 10)
             hard[s] += v
-            if v == 1:
-                ace[s] = 1
+            ace[s] |= np.int64(v == 1)
         upv = hard[DEALER]
         uprank = hc[DEALER, 0] % 13 + 1
         ended = False
-        if peek and (upv == 1 or upv == 10):  # noqa: SIM102
-            if upv + min(hole % 13 + 1, 10) == 11:  # a dealer blackjack at the peek
-                ended = True
-                cats[K_DEALER_PONTOON] += play
-                for b in range(boxes):
-                    s = 4 * b
-                    if hard[s] == 11 and ace[s]:
-                        if p21:
-                            net[b] += _won(w, odds, C.NATURAL)
-                            cats[C.NATURAL] += play
-                    else:
-                        net[b] -= w
+        # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
+        if peek and upv + min(hole % 13 + 1, 10) == 11 and (upv == 1 or upv == 10):
+            ended = True
+            cats[K_DEALER_PONTOON] += play
+            for b in range(boxes):
+                s = 4 * b
+                if hard[s] == 11 and ace[s]:
+                    if p21:
+                        net[b] += _won(w, odds, C.NATURAL)
+                        cats[C.NATURAL] += play
+                else:
+                    net[b] -= w
         if not ended:
             # 9.1: interim settlement of pontoons
             for b in range(boxes):
@@ -479,30 +558,32 @@ def run_chunk(
                     while True:
                         if need:
                             need = False
-                            # ---- Shoe.draw
-                            left = ncards - pos
-                            if left == 0:  # 16.7
-                                if counting:
-                                    for x in range(seen, pos):
-                                        rc += tags[shoe[x]]
-                                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                                pos = 0
-                                seen = 0
-                                bcut = 0
-                                rs = stream_state(key, nshuf)
-                                nshuf += 1
-                                cats[K_SHUFFLE_16_7] += 1
-                                left = ncards
-                            if left <= bcut:
-                                cutr = True
-                            rs += GOLDEN
-                            m = (_mix(rs) >> S32) * U64(left)
-                            if (m & M32) < U64(left):
-                                rs, m = _reject(rs, left, m)
-                            j = pos + np.int64(m >> S32)
-                            c = shoe[j]
-                            shoe[j] = shoe[pos]
-                            shoe[pos] = c
+                            # ---- Shoe.draw (the same block thrice)
+                            if (
+                                pos == fy
+                            ):  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                                if pos == ncards:
+                                    if counting:
+                                        for x in range(seen, pos):
+                                            rc += tags[shoe[x]]
+                                    ncards = _refill(
+                                        tmpl, shoe, hc, hn, disc, nh, order, boxes, hole
+                                    )
+                                    pos = 0
+                                    seen = 0
+                                    bcut = 0
+                                    rs = stream_state(key, nshuf)
+                                    nshuf += 1
+                                    cats[K_SHUFFLE_16_7] += 1
+                                fy, rs = _shuffle(
+                                    shoe,
+                                    pos,
+                                    ncards - bcut if pos == 0 else pos + AHEAD,
+                                    ncards,
+                                    rs,
+                                )
+                            cutr = cutr or ncards - pos <= bcut
+                            c = shoe[pos]
                             pos += 1
                             # ----
                             n = hn[s]
@@ -512,8 +593,7 @@ def run_chunk(
                             v = min(c % 13 + 1, 10)
                             hs = hard[s] + v
                             hard[s] = hs
-                            if v == 1:
-                                ace[s] = 1
+                            ace[s] |= np.int64(v == 1)
                             # Round._after_card
                             if hs > 21:  # 14.2
                                 net[b] -= amount[s] * (1 + dbl[s])
@@ -553,44 +633,22 @@ def run_chunk(
                         c0 = hc[s, 0]
                         c1 = hc[s, 1]
                         hs = hard[s]
-                        # the chart's move: the pair's row when the cards may be split,
-                        # then the total's; each cell's first legal action; else hit, stand
+                        # the chart's move (_choose, looked up)
                         n = hn[s]
-                        soft = ace[s] == 1 and hs <= 11
-                        t = hs + 10 if soft else hs
-                        dd = dbl[s]
-                        fs = fsp[s]
-                        sa = sac[s]
-                        nhb = nh[b]
-                        ac = acted[s]
+                        soft = ace[s] & (hs <= 11)
+                        t = hs + 10 * soft
+                        ctx = (((n == 2) * 2 + fsp[s]) * 2 + sac[s]) * 2 + acted[s]
+                        ctx = ctx * 4 + nh[b] - 1
                         pair = False
                         if n == 2:
                             if by_value:
                                 pair = min(c0 % 13 + 1, 10) == min(c1 % 13 + 1, 10)
                             else:
                                 pair = c0 % 13 == c1 % 13
-                        a = -1
-                        for row in range(2):
-                            if row == 0:
-                                if not pair:
-                                    continue
-                                code = pairs[min(c0 % 13 + 1, 10) - 1, upv - 1]
-                            else:
-                                code = tot[1 if soft else 0, t, upv - 1]
-                            for jj in range(3):
-                                x = pref[code, jj]
-                                if x < 0:
-                                    break
-                                if _legal(x, n, t, dd, fs, sa, pair, nhb, upv, ac, rules):
-                                    a = x
-                                    break
-                            if a >= 0:
-                                break
-                        if a < 0:
-                            if _legal(C.HIT, n, t, dd, fs, sa, pair, nhb, upv, ac, rules):
-                                a = C.HIT
-                            else:
-                                a = C.STAND
+                        if pair:
+                            a = pair_moves[ctx, min(c0 % 13 + 1, 10) - 1, upv - 1]
+                        else:
+                            a = moves[ctx, soft, t, upv - 1]
                         acted[s] = 1
                         if a == C.STAND:
                             state[s] = STOOD
@@ -654,8 +712,7 @@ def run_chunk(
                     hn[DEALER] = 2
                     v = min(c % 13 + 1, 10)
                     hard[DEALER] += v
-                    if v == 1:
-                        ace[DEALER] = 1
+                    ace[DEALER] |= np.int64(v == 1)
                 while True:
                     hs = hard[DEALER]
                     if hn[DEALER] == 2:
@@ -667,38 +724,31 @@ def run_chunk(
                         t = hs + 10 if soft else hs
                         if t > 17 or (t == 17 and not (soft and h17)):
                             break
-                    # ---- Shoe.draw
-                    left = ncards - pos
-                    if left == 0:  # 16.7
-                        if counting:
-                            for x in range(seen, pos):
-                                rc += tags[shoe[x]]
-                        ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                        pos = 0
-                        seen = 0
-                        bcut = 0
-                        rs = stream_state(key, nshuf)
-                        nshuf += 1
-                        cats[K_SHUFFLE_16_7] += 1
-                        left = ncards
-                    if left <= bcut:
-                        cutr = True
-                    rs += GOLDEN
-                    m = (_mix(rs) >> S32) * U64(left)
-                    if (m & M32) < U64(left):
-                        rs, m = _reject(rs, left, m)
-                    j = pos + np.int64(m >> S32)
-                    c = shoe[j]
-                    shoe[j] = shoe[pos]
-                    shoe[pos] = c
+                    # ---- Shoe.draw (the same block thrice)
+                    if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                        if pos == ncards:
+                            if counting:
+                                for x in range(seen, pos):
+                                    rc += tags[shoe[x]]
+                            ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                            pos = 0
+                            seen = 0
+                            bcut = 0
+                            rs = stream_state(key, nshuf)
+                            nshuf += 1
+                            cats[K_SHUFFLE_16_7] += 1
+                        fy, rs = _shuffle(
+                            shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
+                        )
+                    cutr = cutr or ncards - pos <= bcut
+                    c = shoe[pos]
                     pos += 1
                     # ----
                     hc[DEALER, hn[DEALER]] = c
                     hn[DEALER] += 1
                     v = min(c % 13 + 1, 10)
                     hard[DEALER] += v
-                    if v == 1:
-                        ace[DEALER] = 1
+                    ace[DEALER] |= np.int64(v == 1)
             if dnat:
                 cats[K_DEALER_PONTOON] += play
             hs = hard[DEALER]
@@ -722,18 +772,17 @@ def run_chunk(
                                 net[b] -= lost
                         else:
                             hs = hard[s]
-                            p = hs + 10 if (ace[s] and hs <= 11) else hs
-                            if d > 21 or p > d:
-                                cat = C.EVEN
-                                if p == 21:
-                                    cat = _win_cat(
-                                        hn[s], p, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
-                                    )
-                                    if cat != C.EVEN:
-                                        cats[cat] += play
+                            p = hs + 10 * (ace[s] & (hs <= 11))
+                            won = (d > 21) | (p > d)
+                            if won and p == 21 and bonus[0]:  # 11.1 (rare: not branchless)
+                                cat = _win_cat(
+                                    hn[s], p, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
+                                )
+                                if cat != C.EVEN:
+                                    cats[cat] += play
                                 net[b] += _won(stake, odds, cat)
-                            elif p < d:
-                                net[b] -= stake
+                            else:  # even money, a stand-off or the stake lost, without a branch
+                                net[b] += stake * (np.int64(won) - np.int64(p < d and not won))
                     elif x == SURRENDER_WAIT:
                         if dnat:  # 9.4
                             net[b] -= stake
@@ -778,11 +827,19 @@ def run_chunk(
         if play:
             n_played += 1
             net_sum += total
-            sq_sum += (total / wager) * (total / wager)
+            ft = float(total)
+            sq_sum += ft * ft
             wagered += w * boxes
             for b in range(boxes):
                 x = net[b]
-                hist[min(max(int(np.floor((4 * x + w) / (2 * w))) + HOFF, 0), HBINS - 1)] += 1
+                # floor((4x + w) / 2w): the nearest half wager, by a product, made exact
+                y = 4 * x + w
+                q = np.int64(y * inv2w + 64.0) - 64  # truncated above 0: floor
+                if q * w2 > y:
+                    q -= 1
+                elif (q + 1) * w2 <= y:
+                    q += 1
+                hist[min(max(q + HOFF, 0), HBINS - 1)] += 1
                 if hands:
                     snet[b] += x
                     sn[b] += 1
@@ -793,5 +850,5 @@ def run_chunk(
     acc[A_ROUNDS] += nrounds
     acc[A_PLAYED] += n_played
     acc[A_NET] += net_sum
-    acc[A_SQ] += sq_sum
+    acc[A_SQ] += sq_sum / (float(wager) * float(wager))
     acc[A_WAGERED] += wagered
