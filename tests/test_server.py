@@ -455,3 +455,22 @@ def test_totals_are_announced_as_describe_says_and_watchers_see_the_table(
     assert [b["hands"][0]["text"] for b in s["boxes"]] == ["hard 16", "hard 11"]
     for p in (ana, ben, cat):
         p.close()
+
+
+def test_the_state_text_sent_is_the_state_document(client: TestClient) -> None:
+    """The socket's text (shared part encoded once per version, events once each) decodes to
+    exactly the state document."""
+    import json
+
+    ana, ben, cat = _seat_three(client)
+    ana.act("no-insurance", 1)
+    hub = client.app.state.hub  # type: ignore[attr-defined]
+    table = hub.tables["kauri"]
+    for token in (ana.token, ben.token, SUPERVISOR):
+        session = hub.session("kauri", token)
+        for _ in range(2):  # the second time from the caches
+            doc, text = table.state(session), json.loads(table.state_text(session))
+            doc.pop("deadline_ms"), text.pop("deadline_ms")
+            assert text == doc and len(doc["events"]) > 5
+    for p in (ana, ben, cat):
+        p.close()

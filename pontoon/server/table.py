@@ -121,6 +121,7 @@ class Table:
         # the blackjack presets call a natural "blackjack"; the engine calls it pontoon
         blackjack = "blackjack" in self.rules.name or "21" in self.rules.name
         self.natural = "blackjack" if blackjack else "pontoon"
+        self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
         self.log = TableLog(store, config.name)
         self.lock = asyncio.Lock()
         self.version = 0
@@ -136,6 +137,8 @@ class Table:
         self._seen_keys: dict[str, tuple[Any, ...]] = {}
         self._cache: tuple[int, dict[str, Any], list[Move]] | None = None
         self._text: tuple[int, str] | None = None  # the shared state as JSON (without "}")
+        self._pub_round: Round | None = None  # the round whose events _pub holds
+        self._pub: dict[int, tuple[Event, dict[str, Any], str]] = {}  # index -> sent, JSON
         self._tasks: set[asyncio.Task[None]] = set()
         self.shoe = self._recover()
         self.names |= set(store.session_players(config.name))  # sessions outlive a restart
@@ -288,7 +291,7 @@ class Table:
             "type": "state",
             "table": self.name,
             "version": self.version,
-            "rules": {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS},
+            "rules": self.public_rules,
             "round": self.roundlog.number if self.roundlog else self.log.last_number + 1,
             "phase": "idle" if rnd is None else ("over" if rnd.over else rnd.phase),
             "boxes": [],
@@ -307,9 +310,36 @@ class Table:
                 "text": describe(rnd.dealer, natural=self.natural) if rnd.dealer else "",
                 "hole": rnd.hole is not None,  # a face-down card is there; never which
             }
-            doc["events"] = [public_event(e) for e in rnd.events[-40:]]
+            doc["events"] = self._public_events(rnd)
         self._cache = (self.version, doc, legal)
         return doc, legal
+
+    def _public_events(self, rnd: Round) -> list[dict[str, Any]]:
+        """The round's last 40 events as sent, each made (and encoded) once: an event never
+        changes, so a new version only adds the new ones."""
+        if self._pub_round is not rnd:
+            self._pub_round, self._pub = rnd, {}
+        out = []
+        for i in range(max(0, len(rnd.events) - 40), len(rnd.events)):
+            e = rnd.events[i]
+            hit = self._pub.get(i)
+            if hit is None or hit[0] is not e:
+                d = public_event(e)
+                hit = self._pub[i] = (e, d, json.dumps(d, separators=(",", ":")))
+            out.append(hit[1])
+        return out
+
+    def _shared_text(self) -> str:
+        """The shared state as JSON without its closing brace; the events' JSON comes from
+        :meth:`_public_events`."""
+        doc = self._shared()[0]
+        head = json.dumps({k: v for k, v in doc.items() if k != "events"}, separators=(",", ":"))
+        rnd = self._pub_round
+        texts = []
+        if rnd is not None and doc["events"]:
+            for i in range(max(0, len(rnd.events) - 40), len(rnd.events)):
+                texts.append(self._pub[i][2])
+        return f'{head[:-1]},"events":[{",".join(texts)}]'
 
     def state(self, session: Session | None) -> dict[str, Any]:
         """The state document for ``session``: the table as all see it, with the recipient's
@@ -325,7 +355,7 @@ class Table:
         recipient's own part is encoded for each client."""
         cached = self._text
         if cached is None or cached[0] != self.version:
-            cached = (self.version, json.dumps(self._shared()[0], separators=(",", ":"))[:-1])
+            cached = (self.version, self._shared_text())
             self._text = cached
         if common is None:
             common = self._common_text()
