@@ -1,6 +1,8 @@
 """Time the exact analysis of nz-pontoon: the optimal total-dependent chart (target <= 10 s,
 <= 1 GB, one core) and the composition-dependent optimum (target <= 60 s), 6 decks; and the
-house edge with 8 decks.
+house edge with 8 decks. Then classic-blackjack's composition-dependent optimum (6 decks, CDZ-,
+split to 4), the figure Eric Farmer's C++ analyser computes in about 0.7 s; it runs first, in a
+fresh process, so no shared dealer tables help it.
 
 Prints a line per analysis, then one JSON object as the last line (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/analysis.py [--quick]   (--quick: the infinite shoe, seconds only)
@@ -25,6 +27,8 @@ def main() -> None:
     args = parser.parse_args()
     rules = load_rules("nz-pontoon")
     inf = args.quick
+    classic = analyze(load_rules("classic-blackjack"), "composition", infinite=inf)
+    print(f"classic-blackjack composition: EV {classic.ev * 100:+.7f} % in {classic.seconds:.2f} s")
     basic = analyze(rules, "basic", infinite=inf)
     print(f"nz-pontoon basic: EV {basic.ev * 100:+.4f} % in {basic.seconds:.2f} s")
     comp = analyze(rules, "composition", infinite=inf)
@@ -42,6 +46,8 @@ def main() -> None:
                 "nz_pontoon_ev": basic.ev,
                 "nz_pontoon_composition_ev": comp.ev,
                 "nz_pontoon_8_decks_ev": eight.ev,
+                "seconds_classic_composition": round(classic.seconds, 3),
+                "classic_composition_ev": classic.ev,
                 "rules": "nz-pontoon",
                 "infinite": inf,
                 "cores": 1,
