@@ -86,3 +86,22 @@ def test_counting_files() -> None:
         with pytest.raises(InputError):
             Counting.from_dict(bad, "bad")
     assert np.array_equal(Counting.builtin("hi-lo").ramp, Counting.read("hi-lo").ramp)
+
+
+def test_a_doubled_hand_is_rescued_where_its_total_surrenders() -> None:
+    """12 (double_rescue): the rescue is the surrender of a doubled hand, so a chart asks for
+    it with the total's cell (R or Rs: surrender first); any other cell stands."""
+    from pontoon.sim import kernel as K
+
+    chart = Chart.initial()
+    chart.set("H16", 10, "R")
+    chart.set("H15", 1, "Rs")
+    chart.set("S17", 10, "R")
+    chart.set("H14", 10, "H")
+    rules = load_rules("nz-pontoon", {"double_rescue": "true"})
+    job = Job.build(rules, chart)
+    legal = (0, 12, 1, 0, 4, 0, 2)  # the _legal rules tuple: only its shape matters here
+    _, _, rescues = K._decisions(job.totals, job.pairs, job.prefs, legal)
+    assert rescues[0, 16, 9] and rescues[0, 15, 0] and rescues[1, 17, 9]
+    assert not rescues[0, 14, 9] and not rescues[0, 16, 8]
+    assert C.compile_rules(rules)[C.RESCUE] == 1

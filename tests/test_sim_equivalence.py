@@ -36,6 +36,7 @@ CASES = [
     ),
     ("nz-pontoon", {"double_on": "10-11", "surrender": "late", "split_max_hands": 2}, 2, 500, 6000),
     ("nz-pontoon", {"super_bonus_min": 100000, "dealer_natural_takes": "all"}, 2, 1000, 5000),
+    ("nz-pontoon", {"double_rescue": True}, 2, 500, 6000),  # 12: rescue where the cell is R/Rs
     ("nz-pontoon", {"player_21_wins": False, "burn_card": False, "penetration": 0.3}, 2, 500, 5000),
     ("classic-blackjack", {}, 1, 500, 14000),
     ("classic-blackjack", {"surrender": "late", "dealer_hits_soft_17": True}, 3, 1500, 5000),
@@ -84,6 +85,8 @@ RARE = [
     ("nz-pontoon", {}, 7, 500, C.SPADES),
     ("nz-pontoon", {}, 7, 500, C.SEVEN),
     ("nz-pontoon", {"decks": 1, "penetration": 1.0}, 7, 500, K.K_SHUFFLE_16_7),
+    ("nz-pontoon", {"double_rescue": True}, 1, 500, K.K_RESCUE),  # 12
+    ("spanish-21", {}, 1, 500, K.K_RESCUE),  # 12, in the peek game
     ("spanish-21", {"decks": 1, "penetration": 1.0}, 7, 500, K.K_SHUFFLE_16_7),  # hole card
 ]
 

@@ -65,7 +65,8 @@ K_DOUBLE = 12
 K_BUST = 13
 K_SHUFFLE = 14
 K_SHUFFLE_16_7 = 15
-NCATS = 16
+K_RESCUE = 16
+NCATS = 17
 
 HBINS = 80  # round net histogram: half-wager bins from -16 (-8 wagers) up
 HOFF = 16
@@ -264,9 +265,12 @@ def _decisions(tot, pairs, pref, rules):
     ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
     ((((two cards) * 2 + from a split) * 2 + split aces) * 2 + acted) * 4 + hands - 1:
     everything :func:`_legal` reads of a hand that has not doubled (a doubled hand has
-    stood)."""
+    stood). ``rescues[soft, total, up - 1]``: under ``double_rescue`` (12), whether a doubled
+    hand still open after its card is rescued: where its total's cell asks to surrender first
+    (R, Rs), the rescue being the surrender of a doubled hand; else it stands."""
     moves = np.empty((64, 2, 22, 10), np.int8)
     pair_moves = np.empty((64, 10, 10), np.int8)
+    rescues = np.zeros((2, 22, 10), np.int8)
     for ctx in range(64):
         nhb = ctx % 4 + 1
         ac = (ctx >> 2) & 1
@@ -279,6 +283,7 @@ def _decisions(tot, pairs, pref, rules):
                     moves[ctx, soft, t, up - 1] = _choose(
                         n, t, soft, fs, sa, False, 0, nhb, up, ac, rules, tot, pairs, pref
                     )
+                    rescues[soft, t, up - 1] = pref[tot[soft, t, up - 1], 0] == C.SURRENDER_ACTION
             for pv in range(1, 11):
                 t = 12 if pv == 1 else 2 * pv
                 pair_moves[ctx, pv - 1, up - 1] = _choose(
@@ -297,7 +302,7 @@ def _decisions(tot, pairs, pref, rules):
                     pairs,
                     pref,
                 )
-    return moves, pair_moves
+    return moves, pair_moves, rescues
 
 
 @njit(cache=True)
@@ -390,7 +395,8 @@ def run_chunk(
     sb_small = P[C.SB_SMALL]
     sb_others = P[C.SB_OTHERS]
 
-    moves, pair_moves = _decisions(tot, pairs, pref, rules)
+    moves, pair_moves, rescues = _decisions(tot, pairs, pref, rules)
+    rescue = P[C.RESCUE]
     shoe = np.empty(ntmpl, np.int64)
     hc = np.zeros((NSLOT, MAXC), np.int64)
     hn = np.zeros(NSLOT, np.int64)
@@ -627,7 +633,22 @@ def run_chunk(
                                 if not resplit:
                                     state[s] = STOOD
                             if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
-                                state[s] = STOOD
+                                if (
+                                    rescue
+                                    and rescues[
+                                        ace[s] & (hs <= 11),
+                                        hs + 10 * (ace[s] & (hs <= 11)),
+                                        upv - 1,
+                                    ]
+                                ):
+                                    # 12: the rescue, where the total's cell asks to surrender:
+                                    # the original wager is lost, the double comes back
+                                    cats[K_RESCUE] += play
+                                    net[b] -= amount[s]
+                                    state[s] = SETTLED
+                                    disc[s] = 1
+                                else:
+                                    state[s] = STOOD
                         if state[s] != OPEN:
                             break
                         c0 = hc[s, 0]

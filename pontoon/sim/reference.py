@@ -37,6 +37,8 @@ def chart_move(rnd: Round, chart: Chart) -> Move:
     if len(hand.cards) == 2 and is_pair(hand.cards[0], hand.cards[1], rnd.rules.split_by):
         wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
     wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
+    if hand.doubled:  # 12: a doubled hand's surrender is the rescue
+        wish = ["rescue" if a == "surrender" else a for a in wish]
     for action in (*wish, "hit", "stand"):
         move = Move(action, box.number)
         if rnd.can(move):

@@ -25,6 +25,7 @@ EVENT_NAMES = {
     K.K_BUST: "bust",
     K.K_SHUFFLE: "shuffle",
     K.K_SHUFFLE_16_7: "shuffle_16_7",
+    K.K_RESCUE: "rescue",
 }
 
 
