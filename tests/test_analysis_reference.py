@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pontoon.analysis import analyze
+from pontoon.analysis import analyze, hand_values
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import comp_of
 from pontoon.analysis.dealer import dealer_paths, dealer_table
@@ -154,3 +154,22 @@ def test_farmer_reference_covers_the_knobs() -> None:
     assert all(seen[k] == {"true", "false"} for k in KNOBS[1:3] + KNOBS[5:6])
     assert seen["surrender"] == {"none", "late"}
     assert {r["post_split"] for r in FARMER} == {"cdz", "cdp1", "cdp", "chart"}
+
+
+def test_farmer_hand_values() -> None:
+    """The hand calculator's every action against Farmer's values (farmer_hands.csv)."""
+    text = (REFERENCE / "farmer_hands.csv").read_text("utf-8")
+    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+    assert len(rows) >= 60
+    wrong = []
+    reports: dict[tuple[str, str, str], dict[str, float]] = {}
+    for row in rows:
+        key = (row["set"], row["hand"], row["dealer"])
+        if key not in reports:
+            knobs = dict(kv.split("=") for kv in row["set"].split(";") if kv)
+            rules = load_rules("classic-blackjack", knobs)
+            reports[key] = hand_values(rules, row["hand"], row["dealer"]).values
+        value = reports[key].get(row["action"])
+        if value is None or abs(value - float(row["ev"])) > 1e-9:
+            wrong.append(f"{row['set']} {row['hand']} v {row['dealer']} {row['action']}: {value}")
+    assert not wrong, "\n".join(wrong)
