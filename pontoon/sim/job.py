@@ -138,7 +138,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         np.zeros((K.TCBINS, 4)),
     )
     nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
-    K.run_chunk(
+    K.kernel_for(K.specialisation(job.params, opts, job.boxes))(
         job.params,
         job.totals,
         job.pairs,
@@ -148,7 +148,6 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         job.ramp,
         np.uint64(key),
         rounds,
-        job.boxes,
         job.wager,
         opts,
         res.acc,

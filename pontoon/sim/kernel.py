@@ -16,6 +16,8 @@ Everything is in this one module so that numba caches it as one unit (``cache=Tr
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -314,562 +316,636 @@ def _record_session(acc, shist, snet, wager, soff, sbins, ruined):
     shist[min(max(snet // wager + soff, 0), sbins - 1)] += 1
 
 
-@njit(cache=True)
-def run_chunk(
-    P,
-    tot,
-    pairs,
-    pref,
-    tmpl,
-    tags,
-    ramp,
-    key,
-    nrounds,
-    boxes,
-    wager,
-    opts,
-    acc,
-    hist,
-    cats,
-    shist,
-    tcs,
-    trace,
-):
-    """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
-    others = opts[O_OTHERS]
-    hands = opts[O_HANDS]
-    bankroll = opts[O_BANKROLL]
-    counting = opts[O_COUNTING]
-    tracing = opts[O_TRACE]
-    sbins = opts[O_SBINS]
-    soff = opts[O_SOFF]
-    peek = P[C.PEEK]
-    p21 = P[C.P21]
-    h17 = P[C.H17]
-    by_value = P[C.SPLIT_BY_VALUE]
-    per_deck = P[C.CARDS_PER_DECK]
-    full_cut = P[C.BEHIND_CUT]
-    burn = P[C.BURN]
-    ntmpl = tmpl.shape[0]
-    odds = (
-        P[C.ODDS],
-        P[C.ODDS + 1],
-        P[C.ODDS + 2],
-        P[C.ODDS + 3],
-        P[C.ODDS + 4],
-        P[C.ODDS + 5],
-        P[C.ODDS + 6],
-        P[C.ODDS + 7],
-        P[C.ODDS + 8],
-        P[C.ODDS + 9],
-        P[C.ODDS + 10],
-        P[C.ODDS + 11],
-        P[C.ODDS + 12],
-        P[C.ODDS + 13],
-        P[C.ODDS + 14],
-        P[C.ODDS + 15],
-        P[C.ODDS + 16],
-        P[C.ODDS + 17],
+SWITCHES = (
+    "boxes",
+    "peek",
+    "p21",
+    "h17",
+    "by_value",
+    "burn",
+    "hsa",
+    "rsa",
+    "smax",
+    "sup",
+    "surr",
+    "takes_all",
+    "bonuses",
+    "bonus_on_double",
+    "rescue",
+    "counting",
+    "sessions",
+    "tracing",
+    "others",
+)
+
+
+def specialisation(P, opts, boxes):
+    """The values of :data:`SWITCHES`: the number of boxes and the switches of the compiled
+    rule set ``P`` and of the options ``opts``, which :func:`kernel_for` compiles in as
+    constants (all read from ``P`` and ``opts``: the kernel holds no rule of its own).
+
+    >>> from pontoon.rules import load_rules
+    >>> from pontoon.sim.compiled import compile_rules
+    >>> specialisation(compile_rules(load_rules("classic-blackjack")), [1, 0, 0, 0, 0, 1, 0], 1)
+    (1, 1, 0, 0, 1, 1, 0, 0, 4, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1)
+    """
+    return tuple(
+        int(v)
+        for v in (
+            boxes,
+            P[C.PEEK],
+            P[C.P21],
+            P[C.H17],
+            P[C.SPLIT_BY_VALUE],
+            P[C.BURN],
+            P[C.HSA],
+            P[C.RSA],
+            P[C.SPLIT_MAX],
+            P[C.SUPER],
+            P[C.SURRENDER],
+            P[C.TAKES_ALL],
+            P[C.BONUSES],
+            P[C.BONUS_ON_DOUBLE],
+            P[C.RESCUE],
+            opts[O_COUNTING],
+            opts[O_HANDS] > 0,
+            opts[O_TRACE],
+            opts[O_OTHERS],
+        )
     )
-    bonus = (P[C.BONUSES], P[C.BONUS_ON_DOUBLE])
-    rules = (
-        P[C.HSA],
-        P[C.MUST_DRAW],
-        P[C.DAS],
-        P[C.DOUBLE_ON],
-        P[C.SPLIT_MAX],
-        P[C.RSA],
-        P[C.SURRENDER],
-    )
-    hsa = P[C.HSA]
-    rsa = P[C.RSA]
-    smax = P[C.SPLIT_MAX]
-    sup = P[C.SUPER]
-    surr = P[C.SURRENDER]
-    surr_num = P[C.SURR_NUM]
-    surr_den = P[C.SURR_DEN]
-    takes_all = P[C.TAKES_ALL]
-    sb_min = P[C.SB_MIN]
-    sb_threshold = P[C.SB_THRESHOLD]
-    sb_large = P[C.SB_LARGE]
-    sb_small = P[C.SB_SMALL]
-    sb_others = P[C.SB_OTHERS]
 
-    moves, pair_moves, rescues = _decisions(tot, pairs, pref, rules)
-    rescue = P[C.RESCUE]
-    shoe = np.empty(ntmpl, np.int64)
-    hc = np.zeros((NSLOT, MAXC), np.int64)
-    hn = np.zeros(NSLOT, np.int64)
-    hard = np.zeros(NSLOT, np.int64)
-    ace = np.zeros(NSLOT, np.int64)
-    state = np.zeros(NSLOT, np.int64)
-    dbl = np.zeros(NSLOT, np.int64)
-    fsp = np.zeros(NSLOT, np.int64)
-    sac = np.zeros(NSLOT, np.int64)
-    disc = np.zeros(NSLOT, np.int64)
-    acted = np.zeros(NSLOT, np.int64)
-    amount = np.zeros(NSLOT, np.int64)
-    order = np.zeros((7, 4), np.int64)
-    nh = np.zeros(7, np.int64)
-    net = np.zeros(7, np.int64)
-    snet = np.zeros(7, np.int64)
-    sn = np.zeros(7, np.int64)
 
-    # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
-    pos = 0
-    ncards = 0
-    bcut = 0  # cards behind the cutting card
-    cutr = False  # the cutting card has come out (8.7)
-    nshuf = 0  # shuffles so far: each has its own stream
-    rs = U64(0)  # the stream's state
-    fy = 0  # shoe[:fy] are shuffled (Fisher-Yates from the front), shoe[fy:] not yet
-    seen = 0  # counting: shoe[:seen] are in the running count
-    rc = 0
+@functools.cache
+def kernel_for(spec):
+    """:func:`run_chunk` compiled with the switches ``spec`` (:func:`specialisation`) as
+    constants, so that the code of rules not in play is left out; numba caches each on disk.
+    """
+    (
+        boxes,
+        peek,
+        p21,
+        h17,
+        by_value,
+        burn,
+        hsa,
+        rsa,
+        smax,
+        sup,
+        surr,
+        takes_all,
+        bonuses,
+        bonus_on_double,
+        rescue,
+        counting,
+        sessions,
+        tracing,
+        others,
+    ) = spec
 
-    inv2wager = 1.0 / (2 * wager)
-    n_played = 0
-    net_sum = 0
-    sq_sum = 0.0
-    wagered = 0
-    for r in range(nrounds):
-        # 7, 8.7, 8.8: reshuffle before the round
-        if nshuf == 0 or cutr or ncards - pos <= bcut:
-            shoe[:ntmpl] = tmpl
-            ncards = ntmpl
-            pos = 0
-            bcut = full_cut
-            cutr = False
-            rs = stream_state(key, nshuf)
-            nshuf += 1
-            cats[K_SHUFFLE] += 1
-            # every card in front of the cutting card will be dealt: shuffle them now
-            fy, rs = _shuffle(shoe, 0, ncards - bcut, ncards, rs)
-            if burn:  # 8.1: popped without the cutting-card check
-                pos = 1
-            seen = pos
-            rc = 0
-        # the wager: flat, or by the true count
-        w = wager
-        w2 = 2 * wager
-        inv2w = inv2wager
-        play = 1
-        tcb = 0
-        if counting:
-            for i in range(seen, pos):
-                rc += tags[shoe[i]]
-            seen = pos
-            left = ncards - pos
-            tc = rc * per_deck / left if left > 0 else 0.0
-            tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
-            if ramp[tcb] == 0:
-                play = 0  # Wonging out: the round is dealt without the player
-            else:
-                w = wager * ramp[tcb]
-                w2 = 2 * w
-                inv2w = 1.0 / w2
-        if hands and play:  # a session ends when the bankroll left cannot cover the wager
-            for b in range(boxes):
-                if bankroll + snet[b] < w:
-                    _record_session(acc, shist, snet[b], wager, soff, sbins, 1)
-                    snet[b] = 0
-                    sn[b] = 0
-        # a fresh layout
-        for b in range(boxes):
-            nh[b] = 1
-            order[b, 0] = 4 * b
-            net[b] = 0
-            s = 4 * b  # the other slots are set when a split makes them
-            hn[s] = 0
-            hard[s] = 0
-            ace[s] = 0
-            state[s] = OPEN
-            dbl[s] = 0
-            fsp[s] = 0
-            sac[s] = 0
-            disc[s] = 0
-            acted[s] = 0
-            amount[s] = w
-        hn[DEALER] = 0
-        hard[DEALER] = 0
-        ace[DEALER] = 0
-        hole = -1
-        # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
-        ndeal = 2 * boxes + 1 + peek
-        for i in range(ndeal):
-            # ---- Shoe.draw (the same block thrice)
-            if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                if pos == ncards:
-                    if counting:
-                        for x in range(seen, pos):
-                            rc += tags[shoe[x]]
-                    ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                    pos = 0
-                    seen = 0
-                    bcut = 0
-                    rs = stream_state(key, nshuf)
-                    nshuf += 1
-                    cats[K_SHUFFLE_16_7] += 1
-                fy, rs = _shuffle(shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs)
-            cutr = cutr or ncards - pos <= bcut
-            c = shoe[pos]
-            pos += 1
-            # ----
-            if i < boxes:
-                s = 4 * i
-            elif i == boxes:
-                s = DEALER
-            elif i <= 2 * boxes:
-                s = 4 * (i - boxes - 1)
-            else:
-                hole = c
-                break
-            hc[s, hn[s]] = c
-            hn[s] += 1
-            v = min(c % 13 + 1, 10)
-            hard[s] += v
-            ace[s] |= np.int64(v == 1)
-        upv = hard[DEALER]
-        uprank = hc[DEALER, 0] % 13 + 1
-        ended = False
-        # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
-        if peek and upv + min(hole % 13 + 1, 10) == 11 and (upv == 1 or upv == 10):
-            ended = True
-            cats[K_DEALER_PONTOON] += play
-            for b in range(boxes):
-                s = 4 * b
-                if hard[s] == 11 and ace[s]:
-                    if p21:
-                        net[b] += _won(w, odds, C.NATURAL)
-                        cats[C.NATURAL] += play
+    @njit(cache=True)
+    def run_chunk(
+        P,
+        tot,
+        pairs,
+        pref,
+        tmpl,
+        tags,
+        ramp,
+        key,
+        nrounds,
+        wager,
+        opts,
+        acc,
+        hist,
+        cats,
+        shist,
+        tcs,
+        trace,
+    ):
+        """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
+        hands = opts[O_HANDS]
+        bankroll = opts[O_BANKROLL]
+        sbins = opts[O_SBINS]
+        soff = opts[O_SOFF]
+        per_deck = P[C.CARDS_PER_DECK]
+        full_cut = P[C.BEHIND_CUT]
+        ntmpl = tmpl.shape[0]
+        odds = (
+            P[C.ODDS],
+            P[C.ODDS + 1],
+            P[C.ODDS + 2],
+            P[C.ODDS + 3],
+            P[C.ODDS + 4],
+            P[C.ODDS + 5],
+            P[C.ODDS + 6],
+            P[C.ODDS + 7],
+            P[C.ODDS + 8],
+            P[C.ODDS + 9],
+            P[C.ODDS + 10],
+            P[C.ODDS + 11],
+            P[C.ODDS + 12],
+            P[C.ODDS + 13],
+            P[C.ODDS + 14],
+            P[C.ODDS + 15],
+            P[C.ODDS + 16],
+            P[C.ODDS + 17],
+        )
+        bonus = (bonuses, bonus_on_double)
+        rules = (
+            P[C.HSA],
+            P[C.MUST_DRAW],
+            P[C.DAS],
+            P[C.DOUBLE_ON],
+            P[C.SPLIT_MAX],
+            P[C.RSA],
+            P[C.SURRENDER],
+        )
+        surr_num = P[C.SURR_NUM]
+        surr_den = P[C.SURR_DEN]
+        sb_min = P[C.SB_MIN]
+        sb_threshold = P[C.SB_THRESHOLD]
+        sb_large = P[C.SB_LARGE]
+        sb_small = P[C.SB_SMALL]
+        sb_others = P[C.SB_OTHERS]
+
+        moves, pair_moves, rescues = _decisions(tot, pairs, pref, rules)
+        shoe = np.empty(ntmpl, np.int64)
+        hc = np.zeros((NSLOT, MAXC), np.int64)
+        hn = np.zeros(NSLOT, np.int64)
+        hard = np.zeros(NSLOT, np.int64)
+        ace = np.zeros(NSLOT, np.int64)
+        state = np.zeros(NSLOT, np.int64)
+        dbl = np.zeros(NSLOT, np.int64)
+        fsp = np.zeros(NSLOT, np.int64)
+        sac = np.zeros(NSLOT, np.int64)
+        disc = np.zeros(NSLOT, np.int64)
+        acted = np.zeros(NSLOT, np.int64)
+        amount = np.zeros(NSLOT, np.int64)
+        order = np.zeros((7, 4), np.int64)
+        nh = np.zeros(7, np.int64)
+        net = np.zeros(7, np.int64)
+        snet = np.zeros(7, np.int64)
+        sn = np.zeros(7, np.int64)
+
+        # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
+        pos = 0
+        ncards = 0
+        bcut = 0  # cards behind the cutting card
+        cutr = False  # the cutting card has come out (8.7)
+        nshuf = 0  # shuffles so far: each has its own stream
+        rs = U64(0)  # the stream's state
+        fy = 0  # shoe[:fy] are shuffled (Fisher-Yates from the front), shoe[fy:] not yet
+        seen = 0  # counting: shoe[:seen] are in the running count
+        rc = 0
+
+        inv2wager = 1.0 / (2 * wager)
+        n_played = 0
+        net_sum = 0
+        sq_sum = 0.0
+        wagered = 0
+        for r in range(nrounds):
+            # 7, 8.7, 8.8: reshuffle before the round
+            if nshuf == 0 or cutr or ncards - pos <= bcut:
+                shoe[:ntmpl] = tmpl
+                ncards = ntmpl
+                pos = 0
+                bcut = full_cut
+                cutr = False
+                rs = stream_state(key, nshuf)
+                nshuf += 1
+                cats[K_SHUFFLE] += 1
+                # every card in front of the cutting card will be dealt: shuffle them now
+                fy, rs = _shuffle(shoe, 0, ncards - bcut, ncards, rs)
+                if burn:  # 8.1: popped without the cutting-card check
+                    pos = 1
+                seen = pos
+                rc = 0
+            # the wager: flat, or by the true count
+            w = wager
+            w2 = 2 * wager
+            inv2w = inv2wager
+            play = 1
+            tcb = 0
+            if counting:
+                for i in range(seen, pos):
+                    rc += tags[shoe[i]]
+                seen = pos
+                left = ncards - pos
+                tc = rc * per_deck / left if left > 0 else 0.0
+                tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
+                if ramp[tcb] == 0:
+                    play = 0  # Wonging out: the round is dealt without the player
                 else:
-                    net[b] -= w
-        if not ended:
-            # 9.1: interim settlement of pontoons
-            for b in range(boxes):
-                s = 4 * b
-                if hard[s] == 11 and ace[s]:
-                    if p21 or peek:
-                        net[b] += _won(w, odds, C.NATURAL)
-                        cats[C.NATURAL] += play
-                        state[s] = SETTLED
-                        disc[s] = 1
-                    else:
-                        state[s] = NATURAL_WAIT
-            # 8.3: the boxes in turn, each hand to completion (13.5)
-            for b in range(boxes):
-                k = 0
-                while k < nh[b]:
-                    s = order[b, k]
-                    need = hn[s] == 1  # a split hand's second card
-                    while True:
-                        if need:
-                            need = False
-                            # ---- Shoe.draw (the same block thrice)
-                            if (
-                                pos == fy
-                            ):  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                                if pos == ncards:
-                                    if counting:
-                                        for x in range(seen, pos):
-                                            rc += tags[shoe[x]]
-                                    ncards = _refill(
-                                        tmpl, shoe, hc, hn, disc, nh, order, boxes, hole
-                                    )
-                                    pos = 0
-                                    seen = 0
-                                    bcut = 0
-                                    rs = stream_state(key, nshuf)
-                                    nshuf += 1
-                                    cats[K_SHUFFLE_16_7] += 1
-                                fy, rs = _shuffle(
-                                    shoe,
-                                    pos,
-                                    ncards - bcut if pos == 0 else pos + AHEAD,
-                                    ncards,
-                                    rs,
-                                )
-                            cutr = cutr or ncards - pos <= bcut
-                            c = shoe[pos]
-                            pos += 1
-                            # ----
-                            n = hn[s]
-                            hc[s, n] = c
-                            n += 1
-                            hn[s] = n
-                            v = min(c % 13 + 1, 10)
-                            hs = hard[s] + v
-                            hard[s] = hs
-                            ace[s] |= np.int64(v == 1)
-                            # Round._after_card
-                            if hs > 21:  # 14.2
-                                net[b] -= amount[s] * (1 + dbl[s])
-                                state[s] = SETTLED
-                                disc[s] = 1
-                                cats[K_BUST] += play
-                            elif hs == 21 or (hs == 11 and ace[s]):
-                                if (
-                                    sup
-                                    and not fsp[s]
-                                    and not dbl[s]
-                                    and uprank == 7
-                                    and n == 3
-                                    and hc[s, 0] % 13 == 6
-                                    and hc[s, 1] == hc[s, 0]
-                                    and hc[s, 2] == hc[s, 0]
-                                ):
-                                    state[s] = SUPER_WAIT  # 11.2: paid at the end
-                                elif p21:  # 9.2: paid at once
-                                    cat = _win_cat(
-                                        n, 21, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
-                                    )
-                                    net[b] += _won(amount[s] * (1 + dbl[s]), odds, cat)
-                                    cats[cat] += play
-                                    state[s] = SETTLED
-                                    disc[s] = 1
-                                else:
-                                    state[s] = STOOD
-                            elif sac[s] and not hsa:  # 14.1(c)
-                                resplit = n == 2 and hc[s, 1] % 13 == 0 and rsa and nh[b] < smax
-                                if not resplit:
-                                    state[s] = STOOD
-                            if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
-                                if (
-                                    rescue
-                                    and rescues[
-                                        ace[s] & (hs <= 11),
-                                        hs + 10 * (ace[s] & (hs <= 11)),
-                                        upv - 1,
-                                    ]
-                                ):
-                                    # 12: the rescue, where the total's cell asks to surrender:
-                                    # the original wager is lost, the double comes back
-                                    cats[K_RESCUE] += play
-                                    net[b] -= amount[s]
-                                    state[s] = SETTLED
-                                    disc[s] = 1
-                                else:
-                                    state[s] = STOOD
-                        if state[s] != OPEN:
-                            break
-                        c0 = hc[s, 0]
-                        c1 = hc[s, 1]
-                        hs = hard[s]
-                        # the chart's move (_choose, looked up)
-                        n = hn[s]
-                        soft = ace[s] & (hs <= 11)
-                        t = hs + 10 * soft
-                        ctx = (((n == 2) * 2 + fsp[s]) * 2 + sac[s]) * 2 + acted[s]
-                        ctx = ctx * 4 + nh[b] - 1
-                        pair = False
-                        if n == 2:
-                            if by_value:
-                                pair = min(c0 % 13 + 1, 10) == min(c1 % 13 + 1, 10)
-                            else:
-                                pair = c0 % 13 == c1 % 13
-                        if pair:
-                            a = pair_moves[ctx, min(c0 % 13 + 1, 10) - 1, upv - 1]
-                        else:
-                            a = moves[ctx, soft, t, upv - 1]
-                        acted[s] = 1
-                        if a == C.STAND:
-                            state[s] = STOOD
-                            break
-                        if a == C.SURRENDER_ACTION:
-                            cats[K_SURRENDER] += play
-                            if surr == 1 or peek:  # settled at once
-                                net[b] -= amount[s] - amount[s] * surr_num // surr_den
-                                state[s] = SETTLED
-                                disc[s] = 1
-                            else:
-                                state[s] = SURRENDER_WAIT  # 9.4: after the dealer's 2nd card
-                            break
-                        if a == C.SPLIT:  # 13: the new hand is played next
-                            cats[K_SPLIT] += play
-                            ns = 4 * b + nh[b]
-                            for i in range(nh[b], k + 1, -1):
-                                order[b, i] = order[b, i - 1]
-                            order[b, k + 1] = ns
-                            nh[b] += 1
-                            v = min(c1 % 13 + 1, 10)
-                            hc[ns, 0] = c1
-                            hn[ns] = 1
-                            hard[ns] = v
-                            ace[ns] = v == 1
-                            fsp[ns] = 1
-                            sac[ns] = v == 1
-                            amount[ns] = amount[s]
-                            state[ns] = OPEN
-                            dbl[ns] = 0
-                            disc[ns] = 0
-                            acted[ns] = 0
-                            v = min(c0 % 13 + 1, 10)
-                            hn[s] = 1
-                            hard[s] = v
-                            fsp[s] = 1
-                            sac[s] = v == 1
-                        elif a == C.DOUBLE:
-                            cats[K_DOUBLE] += play
-                            dbl[s] = 1
-                        need = True
-                    k += 1
-            # 8.5, 14.3, 14.4: the dealer's second card (only if a hand waits for it) and
-            # draws (only if a hand stood)
-            full = False
-            second = False
-            for b in range(boxes):
-                for k in range(nh[b]):
-                    x = state[order[b, k]]
-                    if x == STOOD:
-                        full = True
-                    elif x == NATURAL_WAIT or x == SURRENDER_WAIT:  # noqa: SIM109
-                        second = True
-            second = second or full
-            dnat = False
-            if second:
-                if peek:
-                    c = hole
-                    hole = -1
-                    hc[DEALER, 1] = c
-                    hn[DEALER] = 2
-                    v = min(c % 13 + 1, 10)
-                    hard[DEALER] += v
-                    ace[DEALER] |= np.int64(v == 1)
-                while True:
-                    hs = hard[DEALER]
-                    if hn[DEALER] == 2:
-                        dnat = hs == 11 and ace[DEALER] == 1
-                        if dnat or not full:
-                            break
-                    if hn[DEALER] >= 2:
-                        soft = ace[DEALER] and hs <= 11
-                        t = hs + 10 if soft else hs
-                        if t > 17 or (t == 17 and not (soft and h17)):
-                            break
-                    # ---- Shoe.draw (the same block thrice)
-                    if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                        if pos == ncards:
-                            if counting:
-                                for x in range(seen, pos):
-                                    rc += tags[shoe[x]]
-                            ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                            pos = 0
-                            seen = 0
-                            bcut = 0
-                            rs = stream_state(key, nshuf)
-                            nshuf += 1
-                            cats[K_SHUFFLE_16_7] += 1
-                        fy, rs = _shuffle(
-                            shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
-                        )
-                    cutr = cutr or ncards - pos <= bcut
-                    c = shoe[pos]
-                    pos += 1
-                    # ----
-                    hc[DEALER, hn[DEALER]] = c
-                    hn[DEALER] += 1
-                    v = min(c % 13 + 1, 10)
-                    hard[DEALER] += v
-                    ace[DEALER] |= np.int64(v == 1)
-            if dnat:
-                cats[K_DEALER_PONTOON] += play
-            hs = hard[DEALER]
-            d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
-            # Round._settle_all
-            for b in range(boxes):
-                cap = w  # 13.7: what a dealer pontoon may still take from the box's player
-                for k in range(nh[b]):
-                    s = order[b, k]
-                    x = state[s]
-                    if x == SETTLED:
-                        continue
-                    stake = amount[s] * (1 + dbl[s])
-                    if x == STOOD:
-                        if dnat:
-                            if takes_all:
-                                net[b] -= stake
-                            else:
-                                lost = min(stake, cap)
-                                cap -= lost
-                                net[b] -= lost
-                        else:
-                            hs = hard[s]
-                            p = hs + 10 * (ace[s] & (hs <= 11))
-                            won = (d > 21) | (p > d)
-                            if won and p == 21 and bonus[0]:  # 11.1 (rare: not branchless)
-                                cat = _win_cat(
-                                    hn[s], p, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
-                                )
-                                if cat != C.EVEN:
-                                    cats[cat] += play
-                                net[b] += _won(stake, odds, cat)
-                            else:  # even money, a stand-off or the stake lost, without a branch
-                                net[b] += stake * (np.int64(won) - np.int64(p < d and not won))
-                    elif x == SURRENDER_WAIT:
-                        if dnat:  # 9.4
-                            net[b] -= stake
-                        else:
-                            net[b] -= stake - stake * surr_num // surr_den
-                    elif x == SUPER_WAIT:
-                        if stake < sb_min:
-                            cat = _win_cat(3, 21, 0, hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds)
-                            net[b] += _won(stake, odds, cat)
-                            cats[cat] += play
-                        else:
-                            if stake >= sb_threshold:
-                                net[b] += sb_large
-                            else:
-                                net[b] += sb_small
-                            cats[C.SUPER_BONUS] += play
-                            if others:
-                                for ob in range(boxes):
-                                    if ob != b:
-                                        net[ob] += sb_others
-                    elif x == NATURAL_WAIT:  # noqa: SIM102
-                        if not dnat:
-                            net[b] += _won(stake, odds, C.NATURAL)
-                            cats[C.NATURAL] += play
-        if counting:  # the round's cards are seen (the hole card too, at the end)
-            for i in range(seen, pos):
-                rc += tags[shoe[i]]
-            seen = pos
-        # the round's results
-        if tracing:
-            for b in range(boxes):
-                trace[r, b] = net[b]
-        total = 0
-        for b in range(boxes):
-            total += net[b]
-        if counting:
-            u = total / (w * boxes)
-            tcs[tcb, 0] += 1
-            tcs[tcb, 1] += u
-            tcs[tcb, 2] += u * u
-            tcs[tcb, 3] += play
-        if play:
-            n_played += 1
-            net_sum += total
-            ft = float(total)
-            sq_sum += ft * ft
-            wagered += w * boxes
-            for b in range(boxes):
-                x = net[b]
-                # floor((4x + w) / 2w): the nearest half wager, by a product, made exact
-                y = 4 * x + w
-                q = np.int64(y * inv2w + 64.0) - 64  # truncated above 0: floor
-                if q * w2 > y:
-                    q -= 1
-                elif (q + 1) * w2 <= y:
-                    q += 1
-                hist[min(max(q + HOFF, 0), HBINS - 1)] += 1
-                if hands:
-                    snet[b] += x
-                    sn[b] += 1
-                    if sn[b] == hands:
-                        _record_session(acc, shist, snet[b], wager, soff, sbins, 0)
+                    w = wager * ramp[tcb]
+                    w2 = 2 * w
+                    inv2w = 1.0 / w2
+            if sessions and play:  # a session ends when the bankroll left cannot cover the wager
+                for b in range(boxes):
+                    if bankroll + snet[b] < w:
+                        _record_session(acc, shist, snet[b], wager, soff, sbins, 1)
                         snet[b] = 0
                         sn[b] = 0
-    acc[A_ROUNDS] += nrounds
-    acc[A_PLAYED] += n_played
-    acc[A_NET] += net_sum
-    acc[A_SQ] += sq_sum / (float(wager) * float(wager))
-    acc[A_WAGERED] += wagered
+            # a fresh layout
+            for b in range(boxes):
+                nh[b] = 1
+                order[b, 0] = 4 * b
+                net[b] = 0
+                s = 4 * b  # the other slots are set when a split makes them
+                hn[s] = 0
+                hard[s] = 0
+                ace[s] = 0
+                state[s] = OPEN
+                dbl[s] = 0
+                fsp[s] = 0
+                sac[s] = 0
+                disc[s] = 0
+                acted[s] = 0
+                amount[s] = w
+            hn[DEALER] = 0
+            hard[DEALER] = 0
+            ace[DEALER] = 0
+            hole = -1
+            # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
+            ndeal = 2 * boxes + 1 + peek
+            for i in range(ndeal):
+                # ---- Shoe.draw (the same block thrice)
+                if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                    if pos == ncards:
+                        if counting:
+                            for x in range(seen, pos):
+                                rc += tags[shoe[x]]
+                        ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                        pos = 0
+                        seen = 0
+                        bcut = 0
+                        rs = stream_state(key, nshuf)
+                        nshuf += 1
+                        cats[K_SHUFFLE_16_7] += 1
+                    fy, rs = _shuffle(
+                        shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
+                    )
+                cutr = cutr or ncards - pos <= bcut
+                c = shoe[pos]
+                pos += 1
+                # ----
+                if i < boxes:
+                    s = 4 * i
+                elif i == boxes:
+                    s = DEALER
+                elif i <= 2 * boxes:
+                    s = 4 * (i - boxes - 1)
+                else:
+                    hole = c
+                    break
+                hc[s, hn[s]] = c
+                hn[s] += 1
+                v = min(c % 13 + 1, 10)
+                hard[s] += v
+                ace[s] |= np.int64(v == 1)
+            upv = hard[DEALER]
+            uprank = hc[DEALER, 0] % 13 + 1
+            ended = False
+            # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
+            if peek and upv + min(hole % 13 + 1, 10) == 11 and (upv == 1 or upv == 10):
+                ended = True
+                cats[K_DEALER_PONTOON] += play
+                for b in range(boxes):
+                    s = 4 * b
+                    if hard[s] == 11 and ace[s]:
+                        if p21:
+                            net[b] += _won(w, odds, C.NATURAL)
+                            cats[C.NATURAL] += play
+                    else:
+                        net[b] -= w
+            if not ended:
+                # 9.1: interim settlement of pontoons
+                for b in range(boxes):
+                    s = 4 * b
+                    if hard[s] == 11 and ace[s]:
+                        if p21 or peek:
+                            net[b] += _won(w, odds, C.NATURAL)
+                            cats[C.NATURAL] += play
+                            state[s] = SETTLED
+                            disc[s] = 1
+                        else:
+                            state[s] = NATURAL_WAIT
+                # 8.3: the boxes in turn, each hand to completion (13.5)
+                for b in range(boxes):
+                    k = 0
+                    while k < nh[b]:
+                        s = order[b, k]
+                        need = hn[s] == 1  # a split hand's second card
+                        while True:
+                            if need:
+                                need = False
+                                # ---- Shoe.draw (the same block thrice)
+                                if (
+                                    pos == fy
+                                ):  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                                    if pos == ncards:
+                                        if counting:
+                                            for x in range(seen, pos):
+                                                rc += tags[shoe[x]]
+                                        ncards = _refill(
+                                            tmpl, shoe, hc, hn, disc, nh, order, boxes, hole
+                                        )
+                                        pos = 0
+                                        seen = 0
+                                        bcut = 0
+                                        rs = stream_state(key, nshuf)
+                                        nshuf += 1
+                                        cats[K_SHUFFLE_16_7] += 1
+                                    fy, rs = _shuffle(
+                                        shoe,
+                                        pos,
+                                        ncards - bcut if pos == 0 else pos + AHEAD,
+                                        ncards,
+                                        rs,
+                                    )
+                                cutr = cutr or ncards - pos <= bcut
+                                c = shoe[pos]
+                                pos += 1
+                                # ----
+                                n = hn[s]
+                                hc[s, n] = c
+                                n += 1
+                                hn[s] = n
+                                v = min(c % 13 + 1, 10)
+                                hs = hard[s] + v
+                                hard[s] = hs
+                                ace[s] |= np.int64(v == 1)
+                                # Round._after_card
+                                if hs > 21:  # 14.2
+                                    net[b] -= amount[s] * (1 + dbl[s])
+                                    state[s] = SETTLED
+                                    disc[s] = 1
+                                    cats[K_BUST] += play
+                                elif hs == 21 or (hs == 11 and ace[s]):
+                                    if (
+                                        sup
+                                        and not fsp[s]
+                                        and not dbl[s]
+                                        and uprank == 7
+                                        and n == 3
+                                        and hc[s, 0] % 13 == 6
+                                        and hc[s, 1] == hc[s, 0]
+                                        and hc[s, 2] == hc[s, 0]
+                                    ):
+                                        state[s] = SUPER_WAIT  # 11.2: paid at the end
+                                    elif p21:  # 9.2: paid at once
+                                        cat = _win_cat(
+                                            n, 21, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
+                                        )
+                                        net[b] += _won(amount[s] * (1 + dbl[s]), odds, cat)
+                                        cats[cat] += play
+                                        state[s] = SETTLED
+                                        disc[s] = 1
+                                    else:
+                                        state[s] = STOOD
+                                elif sac[s] and not hsa:  # 14.1(c)
+                                    resplit = n == 2 and hc[s, 1] % 13 == 0 and rsa and nh[b] < smax
+                                    if not resplit:
+                                        state[s] = STOOD
+                                if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
+                                    if (
+                                        rescue
+                                        and rescues[
+                                            ace[s] & (hs <= 11),
+                                            hs + 10 * (ace[s] & (hs <= 11)),
+                                            upv - 1,
+                                        ]
+                                    ):
+                                        # 12: the rescue, where the total's cell asks to surrender:
+                                        # the original wager is lost, the double comes back
+                                        cats[K_RESCUE] += play
+                                        net[b] -= amount[s]
+                                        state[s] = SETTLED
+                                        disc[s] = 1
+                                    else:
+                                        state[s] = STOOD
+                            if state[s] != OPEN:
+                                break
+                            c0 = hc[s, 0]
+                            c1 = hc[s, 1]
+                            hs = hard[s]
+                            # the chart's move (_choose, looked up)
+                            n = hn[s]
+                            soft = ace[s] & (hs <= 11)
+                            t = hs + 10 * soft
+                            ctx = (((n == 2) * 2 + fsp[s]) * 2 + sac[s]) * 2 + acted[s]
+                            ctx = ctx * 4 + nh[b] - 1
+                            pair = False
+                            if n == 2:
+                                if by_value:
+                                    pair = min(c0 % 13 + 1, 10) == min(c1 % 13 + 1, 10)
+                                else:
+                                    pair = c0 % 13 == c1 % 13
+                            if pair:
+                                a = pair_moves[ctx, min(c0 % 13 + 1, 10) - 1, upv - 1]
+                            else:
+                                a = moves[ctx, soft, t, upv - 1]
+                            acted[s] = 1
+                            if a == C.STAND:
+                                state[s] = STOOD
+                                break
+                            if a == C.SURRENDER_ACTION:
+                                cats[K_SURRENDER] += play
+                                if surr == 1 or peek:  # settled at once
+                                    net[b] -= amount[s] - amount[s] * surr_num // surr_den
+                                    state[s] = SETTLED
+                                    disc[s] = 1
+                                else:
+                                    state[s] = SURRENDER_WAIT  # 9.4: after the dealer's 2nd card
+                                break
+                            if a == C.SPLIT:  # 13: the new hand is played next
+                                cats[K_SPLIT] += play
+                                ns = 4 * b + nh[b]
+                                for i in range(nh[b], k + 1, -1):
+                                    order[b, i] = order[b, i - 1]
+                                order[b, k + 1] = ns
+                                nh[b] += 1
+                                v = min(c1 % 13 + 1, 10)
+                                hc[ns, 0] = c1
+                                hn[ns] = 1
+                                hard[ns] = v
+                                ace[ns] = v == 1
+                                fsp[ns] = 1
+                                sac[ns] = v == 1
+                                amount[ns] = amount[s]
+                                state[ns] = OPEN
+                                dbl[ns] = 0
+                                disc[ns] = 0
+                                acted[ns] = 0
+                                v = min(c0 % 13 + 1, 10)
+                                hn[s] = 1
+                                hard[s] = v
+                                fsp[s] = 1
+                                sac[s] = v == 1
+                            elif a == C.DOUBLE:
+                                cats[K_DOUBLE] += play
+                                dbl[s] = 1
+                            need = True
+                        k += 1
+                # 8.5, 14.3, 14.4: the dealer's second card (only if a hand waits for it) and
+                # draws (only if a hand stood)
+                full = False
+                second = False
+                for b in range(boxes):
+                    for k in range(nh[b]):
+                        x = state[order[b, k]]
+                        if x == STOOD:
+                            full = True
+                        elif x == NATURAL_WAIT or x == SURRENDER_WAIT:  # noqa: SIM109
+                            second = True
+                second = second or full
+                dnat = False
+                if second:
+                    if peek:
+                        c = hole
+                        hole = -1
+                        hc[DEALER, 1] = c
+                        hn[DEALER] = 2
+                        v = min(c % 13 + 1, 10)
+                        hard[DEALER] += v
+                        ace[DEALER] |= np.int64(v == 1)
+                    while True:
+                        hs = hard[DEALER]
+                        if hn[DEALER] == 2:
+                            dnat = hs == 11 and ace[DEALER] == 1
+                            if dnat or not full:
+                                break
+                        if hn[DEALER] >= 2:
+                            soft = ace[DEALER] and hs <= 11
+                            t = hs + 10 if soft else hs
+                            if t > 17 or (t == 17 and not (soft and h17)):
+                                break
+                        # ---- Shoe.draw (the same block thrice)
+                        if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                            if pos == ncards:
+                                if counting:
+                                    for x in range(seen, pos):
+                                        rc += tags[shoe[x]]
+                                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                                pos = 0
+                                seen = 0
+                                bcut = 0
+                                rs = stream_state(key, nshuf)
+                                nshuf += 1
+                                cats[K_SHUFFLE_16_7] += 1
+                            fy, rs = _shuffle(
+                                shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
+                            )
+                        cutr = cutr or ncards - pos <= bcut
+                        c = shoe[pos]
+                        pos += 1
+                        # ----
+                        hc[DEALER, hn[DEALER]] = c
+                        hn[DEALER] += 1
+                        v = min(c % 13 + 1, 10)
+                        hard[DEALER] += v
+                        ace[DEALER] |= np.int64(v == 1)
+                if dnat:
+                    cats[K_DEALER_PONTOON] += play
+                hs = hard[DEALER]
+                d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
+                # Round._settle_all
+                for b in range(boxes):
+                    cap = w  # 13.7: what a dealer pontoon may still take from the box's player
+                    for k in range(nh[b]):
+                        s = order[b, k]
+                        x = state[s]
+                        if x == SETTLED:
+                            continue
+                        stake = amount[s] * (1 + dbl[s])
+                        if x == STOOD:
+                            if dnat:
+                                if takes_all:
+                                    net[b] -= stake
+                                else:
+                                    lost = min(stake, cap)
+                                    cap -= lost
+                                    net[b] -= lost
+                            else:
+                                hs = hard[s]
+                                p = hs + 10 * (ace[s] & (hs <= 11))
+                                won = (d > 21) | (p > d)
+                                if won and p == 21 and bonus[0]:  # 11.1 (rare: not branchless)
+                                    cat = _win_cat(
+                                        hn[s], p, dbl[s], hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds
+                                    )
+                                    if cat != C.EVEN:
+                                        cats[cat] += play
+                                    net[b] += _won(stake, odds, cat)
+                                else:  # even money, a stand-off or the stake lost, without a branch
+                                    net[b] += stake * (np.int64(won) - np.int64(p < d and not won))
+                        elif x == SURRENDER_WAIT:
+                            if dnat:  # 9.4
+                                net[b] -= stake
+                            else:
+                                net[b] -= stake - stake * surr_num // surr_den
+                        elif x == SUPER_WAIT:
+                            if stake < sb_min:
+                                cat = _win_cat(3, 21, 0, hc[s, 0], hc[s, 1], hc[s, 2], bonus, odds)
+                                net[b] += _won(stake, odds, cat)
+                                cats[cat] += play
+                            else:
+                                if stake >= sb_threshold:
+                                    net[b] += sb_large
+                                else:
+                                    net[b] += sb_small
+                                cats[C.SUPER_BONUS] += play
+                                if others:
+                                    for ob in range(boxes):
+                                        if ob != b:
+                                            net[ob] += sb_others
+                        elif x == NATURAL_WAIT:  # noqa: SIM102
+                            if not dnat:
+                                net[b] += _won(stake, odds, C.NATURAL)
+                                cats[C.NATURAL] += play
+            if counting:  # the round's cards are seen (the hole card too, at the end)
+                for i in range(seen, pos):
+                    rc += tags[shoe[i]]
+                seen = pos
+            # the round's results
+            if tracing:
+                for b in range(boxes):
+                    trace[r, b] = net[b]
+            total = 0
+            for b in range(boxes):
+                total += net[b]
+            if counting:
+                u = total / (w * boxes)
+                tcs[tcb, 0] += 1
+                tcs[tcb, 1] += u
+                tcs[tcb, 2] += u * u
+                tcs[tcb, 3] += play
+            if play:
+                n_played += 1
+                net_sum += total
+                ft = float(total)
+                sq_sum += ft * ft
+                wagered += w * boxes
+                for b in range(boxes):
+                    x = net[b]
+                    # floor((4x + w) / 2w): the nearest half wager, by a product, made exact
+                    y = 4 * x + w
+                    q = np.int64(y * inv2w + 64.0) - 64  # truncated above 0: floor
+                    if q * w2 > y:
+                        q -= 1
+                    elif (q + 1) * w2 <= y:
+                        q += 1
+                    hist[min(max(q + HOFF, 0), HBINS - 1)] += 1
+                    if sessions:
+                        snet[b] += x
+                        sn[b] += 1
+                        if sn[b] == hands:
+                            _record_session(acc, shist, snet[b], wager, soff, sbins, 0)
+                            snet[b] = 0
+                            sn[b] = 0
+        acc[A_ROUNDS] += nrounds
+        acc[A_PLAYED] += n_played
+        acc[A_NET] += net_sum
+        acc[A_SQ] += sq_sum / (float(wager) * float(wager))
+        acc[A_WAGERED] += wagered
+
+    return run_chunk
