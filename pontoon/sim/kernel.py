@@ -17,6 +17,7 @@ Everything is in this one module so that numba caches it as one unit (``cache=Tr
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -339,7 +340,7 @@ SWITCHES = (
 )
 
 
-def specialisation(P, opts, boxes):
+def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
     """The values of :data:`SWITCHES`: the number of boxes and the switches of the compiled
     rule set ``P`` and of the options ``opts``, which :func:`kernel_for` compiles in as
     constants (all read from ``P`` and ``opts``: the kernel holds no rule of its own).
@@ -376,7 +377,7 @@ def specialisation(P, opts, boxes):
 
 
 @functools.cache
-def kernel_for(spec):
+def kernel_for(spec: tuple[int, ...]) -> Any:
     """:func:`run_chunk` compiled with the switches ``spec`` (:func:`specialisation`) as
     constants, so that the code of rules not in play is left out; numba caches each on disk.
     """
