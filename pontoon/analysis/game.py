@@ -17,6 +17,7 @@ exactly as the conditional expectation does. Next to each value runs a second ch
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,20 +40,22 @@ Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
 
 DealerKey = tuple[tuple[float, ...], bool, bool]  # shoe counts, infinite, dealer hits soft 17
 _DEALER_CACHE: OrderedDict[DealerKey, dict[tuple[float, ...], Floats]] = OrderedDict()
-DEALER_CACHE_SHOES: Final = 2  # about 40 MB each for a 6-deck shoe with resplits
+_DEALER_LOCK = threading.Lock()
+DEALER_CACHE_SHOES: Final = 2  # about 30 MB each for a 6-deck shoe with resplits
 
 
 def _dealer_cache(key: DealerKey) -> dict[tuple[float, ...], Floats]:
     """The dealer's outcome tables by cards out, shared by every game of one shoe and soft-17
     rule in this process (the tables depend on nothing else): rule variations, a hand
     calculator after its chart, ``strategy`` after ``analyze`` reuse them."""
-    if key in _DEALER_CACHE:
-        _DEALER_CACHE.move_to_end(key)
-    else:
-        _DEALER_CACHE[key] = {}
-        while len(_DEALER_CACHE) > DEALER_CACHE_SHOES:
-            _DEALER_CACHE.popitem(last=False)
-    return _DEALER_CACHE[key]
+    with _DEALER_LOCK:  # analyses may run in threads (the table server)
+        if key in _DEALER_CACHE:
+            _DEALER_CACHE.move_to_end(key)
+        else:
+            _DEALER_CACHE[key] = {}
+            while len(_DEALER_CACHE) > DEALER_CACHE_SHOES:
+                _DEALER_CACHE.popitem(last=False)
+        return _DEALER_CACHE[key]
 
 
 @dataclass(frozen=True)
