@@ -94,26 +94,31 @@ def _design(paths: DealerPaths) -> tuple[Ints, Floats]:
 
 
 @cache
-def _cached_design(up: int, hits_soft_17: bool) -> tuple[Ints, Floats, Floats]:
+def _cached_design(up: int, hits_soft_17: bool) -> tuple[Ints, Floats, Floats, Floats]:
+    """The design, log weights and outcome columns of the paths that do not bust: a bust's
+    probability is what the others leave (every shoe here holds enough cards for the dealer
+    to finish), which halves the work."""
     paths = dealer_paths(up, hits_soft_17)
     most, design = _design(paths)
-    onehot = np.zeros((len(paths.outcome), len(OUTCOMES)))
-    onehot[np.arange(len(paths.outcome)), paths.outcome] = 1.0
-    return most, design, onehot
+    keep = paths.outcome != BUST
+    onehot = np.zeros((int(keep.sum()), len(OUTCOMES)))
+    onehot[np.arange(int(keep.sum())), paths.outcome[keep]] = 1.0
+    return most, design[keep], paths.log_weight[keep], onehot
 
 
 def dealer_table(paths: DealerPaths, shoes: Floats, *, infinite: bool) -> Floats:
     """Probabilities of each of :data:`OUTCOMES` (columns) for each shoe (rows of counts
     left after the dealer's first card and the player's cards; for the infinite shoe, rows of
     probabilities)."""
-    most, design, onehot = _cached_design(paths.up, paths.hits_soft_17)
+    most, design, log_weight, onehot = _cached_design(paths.up, paths.hits_soft_17)
     shoes = np.atleast_2d(np.asarray(shoes, dtype=np.float64))
     out = np.empty((shoes.shape[0], len(OUTCOMES)))
     for lo in range(0, shoes.shape[0], CHUNK):
         part = shoes[lo : lo + CHUNK]
         feats = _features(part, most, design.shape[1], infinite)
-        logp = feats @ design.T + paths.log_weight
+        logp = feats @ design.T + log_weight
         out[lo : lo + CHUNK] = np.exp(logp) @ onehot
+    out[:, BUST] = 1.0 - (out.sum(axis=1) - out[:, BUST])
     return out
 
 
