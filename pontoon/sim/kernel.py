@@ -9,7 +9,8 @@ fractions and payments are rounded down (``amount * num // den``), as in
 :mod:`pontoon.settlement`. The shoe is :class:`pontoon.shoe.Shoe`'s: shuffle, cutting card,
 burn card (8.1), reshuffle before a round after the cutting card came out (8.7) or when it is
 next (8.8), and a reshuffle of the discard rack when the shoe runs out mid-round (16.7).
-Shuffles are Fisher-Yates done lazily, one card as it is dealt (:mod:`pontoon.sim.rng`).
+Shuffles are Fisher-Yates from the front (:mod:`pontoon.sim.rng`): the places in front of the
+cutting card at once, the rest :data:`AHEAD` at a time when the deal reaches them.
 
 Everything is in this one module so that numba caches it as one unit (``cache=True``).
 """
@@ -640,9 +641,8 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             if need:
                                 need = False
                                 # ---- Shoe.draw (the same block thrice)
-                                if (
-                                    pos == fy
-                                ):  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                                # the shuffle goes on (or 16.7: the shoe ran out mid-round)
+                                if pos == fy:
                                     if pos == ncards:
                                         if counting:
                                             for x in range(seen, pos):

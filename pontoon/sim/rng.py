@@ -4,9 +4,10 @@ Every shuffle of a chunk's shoe draws from its own SplitMix64 stream, keyed by t
 (from a :class:`numpy.random.SeedSequence`) and the shuffle's number. A shuffle first puts
 the cards in canonical order (:func:`pontoon.sim.compiled.card_code`) and then runs
 Fisher-Yates from the front, drawing each place's card uniformly from those left (Lemire's
-unbiased bounded integers). The kernel does the same lazily, one card at a time as the cards
-are dealt; :class:`KernelShuffler` does it all at once for :class:`pontoon.shoe.Shoe`, which
-then deals exactly the kernel's cards, burn card, cutting card and reshuffles included.
+unbiased bounded integers). The kernel does the same place by place (the places in front of
+the cutting card at once, the rest as the deal reaches them); :class:`KernelShuffler` does it
+all at once for :class:`pontoon.shoe.Shoe`, which then deals exactly the kernel's cards, burn
+card, cutting card and reshuffles included.
 
 >>> s = Stream(chunk_key=1, shuffle=0)
 >>> [s.below(6) for _ in range(5)]
