@@ -474,3 +474,26 @@ def test_the_state_text_sent_is_the_state_document(client: TestClient) -> None:
             assert text == doc and len(doc["events"]) > 5
     for p in (ana, ben, cat):
         p.close()
+
+
+def test_a_message_applied_before_a_restart_is_not_applied_again(db: Path) -> None:
+    """Two clicks apply once, across a restart too: the id of the last message applied for a
+    session is written with what it did, so a client that sends it again after the restart
+    (the answer never came) is told it was applied."""
+    with serving(_app(db)) as c:
+        ana, ben, cat = _seat_three(c)
+        for p, box in ((ana, 1), (ben, 1), (cat, 2)):
+            p.act("no-insurance", box)
+        assert ana.send(type="act", action="split", box=1, id="split-1")["type"] == "ok"
+        assert ben.act("split", 1, follow="both")["type"] == "ok"
+        assert ana.send(type="act", action="hit", box=1, id="hit-1")["type"] == "ok"  # bust
+        cards = [len(h["cards"]) for h in ana.fresh()["boxes"][0]["hands"]]
+        for p in (ana, ben, cat):
+            p.close()
+    with serving(_app(db, cards=["4D"])) as c:
+        again = Player(c, "kauri", "ana", token=ana.token)
+        reply = again.send(type="act", action="hit", box=1, id="hit-1")
+        assert reply["type"] == "ok" and reply.get("duplicate") is True
+        assert [len(h["cards"]) for h in again.fresh()["boxes"][0]["hands"]] == cards
+        again.close()
+    _verify(db)

@@ -42,7 +42,7 @@ def test_a_session_is_stored_as_its_digest_and_found_again(url: str) -> None:  #
             ]
         )
     with Store(url) as store:  # as after a restart
-        assert store.find_session("secret-token-a") == ("kauri", "ana")
+        assert store.find_session("secret-token-a") == ("kauri", "ana", None)
         assert store.find_session("secret-token-x") is None
         assert store.session_players("kauri") == ["ana", "ben"]
         report = verify(store)
@@ -74,3 +74,28 @@ def test_a_name_has_one_session_per_table_and_a_refused_join_writes_nothing(
         report = verify(store)
         assert report.ok, report.problems
         assert report.balances["kauri"] == {"cashier": -1000, "player:ana": 1000}
+
+
+def test_a_write_keeps_the_id_of_the_message_that_made_it(url: str) -> None:  # noqa: F811
+    with Store(url) as store:
+        log = TableLog(store, "kauri")
+        assert isinstance(_join(log, "ana", "tok-a", 1000), Written)
+        for n in (1, 2):
+            p = log.prepare([(Event("withdraw", player="ana", amount=10), False)])
+            p.batch.ack = (token_digest("tok-a"), f"msg-{n}")
+            log.applied(p, log.store.append(p.batch))
+        assert store.find_session("tok-a") == ("kauri", "ana", "msg-2")
+        # in a group commit too, each session its own
+        other = TableLog(store, "rimu")
+        assert isinstance(_join(other, "ben", "tok-b", 1000), Written)
+        group = []
+        for log_, tok, player in ((log, "tok-a", "ana"), (other, "tok-b", "ben")):
+            p = log_.prepare([(Event("withdraw", player=player, amount=10), False)])
+            p.batch.ack = (token_digest(tok), f"{player}-3")
+            group.append((log_, p))
+        for (log_, p), w in zip(group, store.append_many([p.batch for _, p in group]), strict=True):
+            assert isinstance(w, Written)
+            log_.applied(p, w)
+        assert store.find_session("tok-a").last_id == "ana-3"  # type: ignore[union-attr]
+        assert store.find_session("tok-b").last_id == "ben-3"  # type: ignore[union-attr]
+        assert verify(store).ok

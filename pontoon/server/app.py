@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pontoon.errors import PontoonError
-from pontoon.store.db import NameTakenError, Store
+from pontoon.store.db import NameTakenError, Store, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.show import list_rounds, replay_document
 
@@ -77,8 +77,12 @@ class Hub:
         s = self.sessions.get(token)
         if s is None and len(token) <= 64:
             found = self.store.find_session(token)
-            if found is not None and found[0] in self.tables:
-                s = self.sessions[token] = Session(token, found[1], "player", found[0])
+            if found is not None and found.table in self.tables:
+                s = Session(token, found.player, "player", found.table, digest=token_digest(token))
+                if found.last_id is not None:  # applied just before the restart: not again
+                    version = self.tables[found.table].version
+                    s.seen[found.last_id] = {"type": "ok", "ref": found.last_id, "version": version}
+                self.sessions[token] = s
         if s is None or s.table != table:
             raise Refused("unknown session token for this table", code="auth")
         return s
@@ -99,7 +103,7 @@ class Hub:
             await table.join(name, token)
         except NameTakenError:
             raise HTTPException(409, f"{name!r} is already at table {table.name!r}") from None
-        s = Session(token, name, "player", table.name)
+        s = Session(token, name, "player", table.name, digest=token_digest(token))
         self.sessions[token] = s
         return s
 
@@ -138,7 +142,8 @@ class Hub:
                 table._reload()  # an unexpected engine error: the store is the truth
                 raise Refused(f"{exc}", code="error") from None
             try:
-                await table.commit()
+                ack = (session.digest, msg.id) if session.digest and msg.id else None
+                await table.commit(ack)
             except PontoonError as exc:  # the store refused: the table was taken back from it
                 await table.broadcast()
                 raise Refused(f"not recorded: {exc}", code="error") from None

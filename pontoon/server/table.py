@@ -71,6 +71,7 @@ class Session:
     role: str  # "player" or "supervisor"
     table: str
     seen: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    digest: str = ""  # the token's SHA-256, as the store keeps it (players only)
 
 
 class Client(Protocol):
@@ -497,13 +498,16 @@ class Table:
             rnd.apply_irregularity(Irregularity("absent", by="supervisor"))
 
     # ------------------------------------------------------------------ commit and tell
-    async def commit(self) -> None:
-        """Write what happened (write-ahead), then the table's version moves on."""
+    async def commit(self, ack: tuple[str, str] | None = None) -> None:
+        """Write what happened (write-ahead), then the table's version moves on. ``ack``:
+        (token digest, message id) of the message that did it, kept with the write, so that
+        after a restart the same message is known as applied."""
         rl = self.roundlog
         if rl is not None and rl.pending:
             try:
                 prepared = rl.prepare(self.shoe)
                 assert prepared is not None
+                prepared.batch.ack = ack
                 rl.applied(prepared, await self.writer.append(prepared.batch))
             except (LedgerError, PontoonError, OSError):
                 self._reload()

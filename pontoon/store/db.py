@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Connection,
@@ -127,6 +127,15 @@ class Batch:
     round: RoundWrite | None = None
     shoe: str | None = None
     session: tuple[str, str] | None = None  # a new session: (token's digest, player)
+    ack: tuple[str, str] | None = None  # (token's digest, message id) this batch applies
+
+
+class StoredSession(NamedTuple):
+    """A table server session as the store keeps it (the token itself is not kept)."""
+
+    table: str
+    player: str
+    last_id: str | None  # the id of the last message applied for it
 
 
 @dataclass(slots=True)
@@ -294,8 +303,11 @@ class Store:
         nets: list[dict[str, Any]] = []
         shoes: list[dict[str, Any]] = []
         new_sessions: list[dict[str, Any]] = []
+        acks: list[dict[str, Any]] = []
         out: list[Written] = []
         for batch in batches:
+            if batch.ack is not None:
+                acks.append({"b_hash": batch.ack[0], "b_last": batch.ack[1]})
             if batch.session is not None:
                 digest, player = batch.session
                 row = {"token_hash": digest, "table_id": batch.table, "player": player}
@@ -379,6 +391,7 @@ class Store:
         sql.run(conn, sql.insert_players, new_players)
         sql.run(conn, sql.update_net, nets)
         sql.run(conn, sql.upsert_shoe, shoes)
+        sql.run(conn, sql.update_ack, acks)
         if len(batches) == 1 and new_sessions:
             try:
                 with conn.begin_nested():
@@ -439,15 +452,17 @@ class Store:
             (int(shoe[0]), str(shoe[1])) if shoe else None,
         )
 
-    def find_session(self, token: str) -> tuple[str, str] | None:
-        """The (table, player) of a session token, or None."""
+    def find_session(self, token: str) -> StoredSession | None:
+        """The stored session of a token (table, player, last message applied), or None."""
         with self.read() as conn:
             row = conn.execute(
-                select(sessions.c.table_id, sessions.c.player).where(
+                select(sessions.c.table_id, sessions.c.player, sessions.c.last_id).where(
                     sessions.c.token_hash == token_digest(token)
                 )
             ).first()
-        return (str(row[0]), str(row[1])) if row is not None else None
+        if row is None:
+            return None
+        return StoredSession(str(row[0]), str(row[1]), None if row[2] is None else str(row[2]))
 
     def session_players(self, table: str) -> list[str]:
         """The players who hold a session at ``table``."""
@@ -532,6 +547,11 @@ class _Statements:
         self.upsert_shoe = self._compile(_upsert_shoe(dialect.name), ["table_id", "seq", "state"])
         self.insert_session = self._compile(
             sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
+        )
+        self.update_ack = self._compile(
+            update(sessions)
+            .where(sessions.c.token_hash == bindparam("b_hash"))
+            .values(last_id=bindparam("b_last"))
         )
 
     def _compile(self, stmt: Any, keys: list[str] | None = None) -> tuple[str, list[str] | None]:

@@ -7,7 +7,8 @@ a test checks that a migrated database and this metadata agree.
 ``events``        every event of every table, in order; ``hash`` chains them (see chain.py)
 ``ledger``        one entry per money event: from one account to another, an amount
 ``shoe_states``   each table's shoe (its future order), kept out of everything players see
-``sessions``      the table server's player sessions: a token's SHA-256 digest, table, player
+``sessions``      the table server's player sessions: a token's SHA-256 digest, table, player,
+                  the id of the last message applied for it
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0003"
+HEAD = "0004"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -128,5 +129,6 @@ sessions = Table(
     Column("table_id", String(64), ForeignKey("tables.id"), nullable=False),
     Column("player", String(200), nullable=False),
     Column("created_at", String(32), nullable=False),
+    Column("last_id", String(64), nullable=True),  # the last message applied (its "id")
     UniqueConstraint("table_id", "player", name="uq_sessions_table_player"),
 )
