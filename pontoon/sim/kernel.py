@@ -472,6 +472,11 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
 
         moves, pair_moves, rescues = _decisions(tot, pairs, pref, rules)
         shoe = np.empty(ntmpl, np.int64)
+        rank = np.empty(52, np.int64)  # a card code's rank - 1 and value (A = 1, tens = 10)
+        value = np.empty(52, np.int64)
+        for code in range(52):
+            rank[code] = code % 13
+            value[code] = min(code % 13 + 1, 10)
         hc = np.zeros((NSLOT, MAXC), np.int64)
         hn = np.zeros(NSLOT, np.int64)
         hard = np.zeros(NSLOT, np.int64)
@@ -601,14 +606,14 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                     break
                 hc[s, hn[s]] = c
                 hn[s] += 1
-                v = min(c % 13 + 1, 10)
+                v = value[c]
                 hard[s] += v
                 ace[s] |= np.int64(v == 1)
             upv = hard[DEALER]
-            uprank = hc[DEALER, 0] % 13 + 1
+            uprank = rank[hc[DEALER, 0]] + 1
             ended = False
             # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
-            if peek and upv + min(hole % 13 + 1, 10) == 11 and (upv == 1 or upv == 10):
+            if peek and upv + value[hole] == 11 and (upv == 1 or upv == 10):
                 ended = True
                 cats[K_DEALER_PONTOON] += play
                 for b in range(boxes):
@@ -671,7 +676,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                 hc[s, n] = c
                                 n += 1
                                 hn[s] = n
-                                v = min(c % 13 + 1, 10)
+                                v = value[c]
                                 hs = hard[s] + v
                                 hard[s] = hs
                                 ace[s] |= np.int64(v == 1)
@@ -688,7 +693,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                         and not dbl[s]
                                         and uprank == 7
                                         and n == 3
-                                        and hc[s, 0] % 13 == 6
+                                        and rank[hc[s, 0]] == 6
                                         and hc[s, 1] == hc[s, 0]
                                         and hc[s, 2] == hc[s, 0]
                                     ):
@@ -704,7 +709,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                     else:
                                         state[s] = STOOD
                                 elif sac[s] and not hsa:  # 14.1(c)
-                                    resplit = n == 2 and hc[s, 1] % 13 == 0 and rsa and nh[b] < smax
+                                    resplit = (
+                                        n == 2 and rank[hc[s, 1]] == 0 and rsa and nh[b] < smax
+                                    )
                                     if not resplit:
                                         state[s] = STOOD
                                 if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
@@ -737,12 +744,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             ctx = ctx * 4 + nh[b] - 1
                             pair = False
                             if n == 2:
-                                if by_value:
-                                    pair = min(c0 % 13 + 1, 10) == min(c1 % 13 + 1, 10)
-                                else:
-                                    pair = c0 % 13 == c1 % 13
+                                pair = value[c0] == value[c1] if by_value else rank[c0] == rank[c1]
                             if pair:
-                                a = pair_moves[ctx, min(c0 % 13 + 1, 10) - 1, upv - 1]
+                                a = pair_moves[ctx, value[c0] - 1, upv - 1]
                             else:
                                 a = moves[ctx, soft, t, upv - 1]
                             acted[s] = 1
@@ -765,7 +769,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                     order[b, i] = order[b, i - 1]
                                 order[b, k + 1] = ns
                                 nh[b] += 1
-                                v = min(c1 % 13 + 1, 10)
+                                v = value[c1]
                                 hc[ns, 0] = c1
                                 hn[ns] = 1
                                 hard[ns] = v
@@ -777,7 +781,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                 dbl[ns] = 0
                                 disc[ns] = 0
                                 acted[ns] = 0
-                                v = min(c0 % 13 + 1, 10)
+                                v = value[c0]
                                 hn[s] = 1
                                 hard[s] = v
                                 fsp[s] = 1
@@ -806,7 +810,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                         hole = -1
                         hc[DEALER, 1] = c
                         hn[DEALER] = 2
-                        v = min(c % 13 + 1, 10)
+                        v = value[c]
                         hard[DEALER] += v
                         ace[DEALER] |= np.int64(v == 1)
                     while True:
@@ -842,7 +846,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                         # ----
                         hc[DEALER, hn[DEALER]] = c
                         hn[DEALER] += 1
-                        v = min(c % 13 + 1, 10)
+                        v = value[c]
                         hard[DEALER] += v
                         ace[DEALER] |= np.int64(v == 1)
                 if dnat:
