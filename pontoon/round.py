@@ -22,7 +22,6 @@ Every change is an :class:`~pontoon.events.Event` in :attr:`Round.events`;
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -35,7 +34,7 @@ from pontoon.events import Event
 from pontoon.hand import hard_total, is_pair, is_pontoon, is_super_bonus_cards, total
 from pontoon.irregularities import Irregularity
 from pontoon.money import dollars
-from pontoon.rules import RuleSet
+from pontoon.rules import RuleSet, rules_json
 from pontoon.settlement import odds_text, super_bonus_amount, win_odds, winnings
 from pontoon.shoe import CardSource, ShoeEmpty
 
@@ -154,22 +153,6 @@ def _whole(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-_RULES_JSON: dict[int, tuple[RuleSet, str]] = {}
-
-
-def _rules_json(rules: RuleSet) -> str:
-    """The rule set as JSON, made once per rule set object (hashing one costs more)."""
-    cached = _RULES_JSON.get(id(rules))
-    if cached is None or cached[0] is not rules:
-        if len(_RULES_JSON) > 256:
-            _RULES_JSON.clear()
-        cached = _RULES_JSON[id(rules)] = (
-            rules,
-            json.dumps(rules.to_dict(), separators=(",", ":")),
-        )
-    return cached[1]
-
-
 class Round:
     """A round on ``rules`` dealt from ``source``. Place wagers, :meth:`deal`, then
     :meth:`apply` moves until :attr:`over`."""
@@ -195,7 +178,7 @@ class Round:
         self.shuffle_after: str | None = None  # 16.9, 16.10: reshuffle when the round ends
         self.damaged: list[Card] = []  # 16.8: replaced at the end of the round
         self.reconstructed = False  # 16.3: a reconstruction has been completed
-        self.events: list[Event] = [Event("rules", detail=_rules_json(rules), rule=rules.name)]
+        self.events: list[Event] = [Event("rules", detail=rules_json(rules), rule=rules.name)]
         source.listener = self._shoe_event
 
     # ------------------------------------------------------------------ reading the state

@@ -18,6 +18,7 @@ pontoon.errors.InputError: knob 'decks' must be between 1 and 8, not 9
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -309,3 +310,19 @@ def parse_set_options(items: list[str]) -> dict[str, str]:
             raise InputError(f"--set needs KEY=VALUE, not {item!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+_JSON: dict[tuple[int, bool], tuple[RuleSet, str]] = {}
+
+
+def rules_json(rules: RuleSet, *, sort_keys: bool = False) -> str:
+    """The rule set as compact JSON, knobs in order (a round's first event) or sorted (the
+    store's shoe states); made once per rule set object, as hashing one costs more."""
+    key = (id(rules), sort_keys)
+    cached = _JSON.get(key)
+    if cached is None or cached[0] is not rules:
+        if len(_JSON) > 256:
+            _JSON.clear()
+        text = json.dumps(rules.to_dict(), separators=(",", ":"), sort_keys=sort_keys)
+        cached = _JSON[key] = (rules, text)
+    return cached[1]

@@ -26,12 +26,8 @@ import numpy as np
 
 from pontoon.cards import Card
 from pontoon.errors import InputError
-from pontoon.rules import RuleSet
+from pontoon.rules import RuleSet, rules_json
 from pontoon.shoe import Shoe, ShoeState, Shuffler, seeded
-
-
-def rules_json(rules: RuleSet) -> str:
-    return json.dumps(rules.to_dict(), separators=(",", ":"), sort_keys=True)
 
 
 def snapshot(shoe: Shoe) -> str:
@@ -42,7 +38,7 @@ def snapshot(shoe: Shoe) -> str:
         rng = dict(shoe.rng.bit_generator.state)
     state = shoe.state()
     data = {
-        "rules": rules_json(shoe.rules),
+        "rules": rules_json(shoe.rules, sort_keys=True),
         "cards": " ".join(c.code for c in reversed(state.cards)),
         "discards": " ".join(c.code for c in state.discards),
         "behind_cut": state.behind_cut,
@@ -60,7 +56,7 @@ def _cards(text: str) -> tuple[Card, ...]:
 def matches(rules: RuleSet, state: str) -> bool:
     """Whether a stored shoe belongs to this rule set."""
     try:
-        return bool(json.loads(state)["rules"] == rules_json(rules))
+        return bool(json.loads(state)["rules"] == rules_json(rules, sort_keys=True))
     except (ValueError, KeyError, TypeError):
         return False
 
