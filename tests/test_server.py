@@ -497,3 +497,21 @@ def test_a_message_applied_before_a_restart_is_not_applied_again(db: Path) -> No
         assert [len(h["cards"]) for h in again.fresh()["boxes"][0]["hands"]] == cards
         again.close()
     _verify(db)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--port", "99999"], "--port must be 0 to 65535, not 99999"),
+        (["--turn-seconds", "0"], "--turn-seconds must be more than 0"),
+        (["--deal-seconds", "nan"], "--deal-seconds must be more than 0"),
+        (["--bankroll", "-1"], "--bankroll must be 0 or more cents"),
+        (["--table", "bad name!"], "bad table name"),
+    ],
+)
+def test_serve_bad_options_exit_2_in_one_line(
+    options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", *options]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -487,6 +487,20 @@ def test_export_jsonl_and_parquet(
 
 def test_store_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = f"sqlite:///{tmp_path / 'e.db'}"
+    for command in (
+        ["verify"],
+        ["rounds"],
+        ["replay", "--round", "1"],
+        ["export", "--output", str(tmp_path)],
+    ):
+        code, out = cli([*command, "--db", db], capsys)  # reading never creates a store
+        assert (
+            code == 2
+            and out.strip()
+            == f"pontoon: no store at {tmp_path / 'e.db'}: nothing has been recorded there"
+        )
+    assert not (tmp_path / "e.db").exists()
+    Store(db).close()  # an empty store
     code, out = cli(["replay", "--db", db, "--round", "7"], capsys)
     assert code == 2 and out.strip() == "pontoon: no round 7 in the store"
     code, out = cli(["rounds", "--db", "mysql://x/y"], capsys)
@@ -495,7 +509,7 @@ def test_store_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2 and "not a date" in out
     code, out = cli(["verify", "--db", db], capsys)
     assert code == 0 and out.startswith("intact: 0 table(s)")
-    code, out = cli(["rounds", "--db", f"sqlite:///{tmp_path}/no/such/dir.db"], capsys)
+    code, out = cli(["play", "--db", f"sqlite:///{tmp_path}/no/such/dir.db"], capsys)
     assert code == 1 and out.startswith("pontoon: cannot open the store")
 
 

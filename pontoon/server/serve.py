@@ -60,6 +60,18 @@ def table_configs(args: argparse.Namespace) -> list[TableConfig]:
     ]
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"serve: --port must be 0 to 65535, not {args.port}")
+    for option in ("turn_seconds", "deal_seconds"):
+        value = getattr(args, option)
+        if not 0 < value <= 3600:
+            flag = "--" + option.replace("_", "-")
+            raise InputError(f"serve: {flag} must be more than 0 and at most 3600, not {value}")
+    if args.bankroll < 0:
+        raise InputError(f"serve: --bankroll must be 0 or more cents, not {args.bankroll}")
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -72,6 +84,7 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
+    _check_numbers(args)
     token = args.supervisor_token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     configs = table_configs(args)
     app = create_app(_url(args.db), configs, token)

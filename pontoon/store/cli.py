@@ -65,7 +65,7 @@ def add_commands(
 def _open(args: argparse.Namespace) -> Any:
     from pontoon.store.db import Store
 
-    return Store(args.db)
+    return Store(args.db, must_exist=True)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

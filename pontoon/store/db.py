@@ -29,6 +29,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -84,6 +85,14 @@ def engine_url(url: str) -> str:
     if scheme.startswith("postgresql+") or scheme.startswith("sqlite"):
         return url
     raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
+
+
+def _check_exists(url: str) -> None:
+    """Refuse a SQLite file that is not there (reading commands must not create one)."""
+    parsed = make_url(engine_url(url))
+    path = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if path not in (None, "", ":memory:") and not Path(str(path)).is_file():
+        raise InputError(f"no store at {path}: nothing has been recorded there")
 
 
 def event_of(row: Row[Any]) -> Event:
@@ -159,8 +168,12 @@ class TableState:
 class Store:
     """A store opened by URL; ``with Store(url) as s: ...`` closes it."""
 
-    def __init__(self, url: str = DEFAULT_URL, *, upgrade: bool = True) -> None:
+    def __init__(
+        self, url: str = DEFAULT_URL, *, upgrade: bool = True, must_exist: bool = False
+    ) -> None:
         self.url = url
+        if must_exist:
+            _check_exists(url)
         self.engine: Engine = _make_engine(engine_url(url))
         self.dialect = self.engine.dialect.name
         self._sql = _Statements(self.engine.dialect)
