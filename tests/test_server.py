@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,11 +25,13 @@ from tests.test_server_helpers import SUPERVISOR, Player, serving, stacked
 ROUND = ["4D", "8S", "5C", "AS", "8H", "6D", "7C", "KD", "9H", "9C", "6S", "2C"]
 
 
-def _app(db: Path, cards: list[str] | None = None, turn: float = 30.0, **tables: Any) -> Any:
+def _app(
+    db: Path, cards: list[str] | None = None, turn: float = 30.0, session: float = 86400.0
+) -> Any:
     rules = load_rules("nz-pontoon")
     configs = [
-        TableConfig("kauri", rules, turn, 30.0, 100_000, stacked(cards or ROUND)),
-        TableConfig("rimu", rules.replace(table_min=2000), turn, 30.0, 100_000),
+        TableConfig("kauri", rules, turn, 30.0, 100_000, stacked(cards or ROUND), session),
+        TableConfig("rimu", rules.replace(table_min=2000), turn, 30.0, 100_000, None, session),
     ]
     return create_app(f"sqlite:///{db}", configs, SUPERVISOR)
 
@@ -278,6 +281,9 @@ def test_serve_defaults() -> None:
     configs = table_configs(args)
     assert [c.name for c in configs] == ["kauri", "rimu"]
     assert configs[1].rules.table_min > configs[0].rules.table_min
+    assert configs[0].session_seconds == 24 * 3600
+    args = build_parser().parse_args(["serve", "--session-hours", "0.5"])
+    assert table_configs(args)[1].session_seconds == 1800
 
 
 def test_pontoon_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
@@ -506,6 +512,7 @@ def test_a_message_applied_before_a_restart_is_not_applied_again(db: Path) -> No
         (["--turn-seconds", "0"], "--turn-seconds must be more than 0"),
         (["--deal-seconds", "nan"], "--deal-seconds must be more than 0"),
         (["--bankroll", "-1"], "--bankroll must be 0 or more cents"),
+        (["--session-hours", "0"], "--session-hours must be more than 0"),
         (["--table", "bad name!"], "bad table name"),
     ],
 )
@@ -515,3 +522,131 @@ def test_serve_bad_options_exit_2_in_one_line(
     assert main(["serve", *options]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def _withdrawals(db: Path) -> list[tuple[str, int]]:
+    from sqlalchemy import select
+
+    from pontoon.store.db import Store
+    from pontoon.store.schema import ledger
+
+    with Store(f"sqlite:///{db}") as store, store.read() as conn:
+        rows = conn.execute(
+            select(ledger.c.player, ledger.c.amount)
+            .where(ledger.c.kind == "withdrawal")
+            .order_by(ledger.c.seq)
+        ).all()
+    return [(str(p), int(a)) for p, a in rows]
+
+
+def test_leaving_with_a_wager_in_play_is_refused_and_changes_nothing(
+    client: TestClient, db: Path
+) -> None:
+    ana, ben, cat = _seat_three(client)
+    before = ana.fresh()
+    for p, box in ((ana, "1"), (ben, "1"), (cat, "2")):
+        reply = p.send(type="leave")
+        assert reply["type"] == "error" and reply["code"] == "illegal", reply
+        assert reply["rule"] == "8.2" and "stands until it is settled" in reply["error"]
+        assert f"box {box}" in reply["error"]
+    r = client.post("/api/tables/kauri/leave", json={"token": ana.token})
+    assert r.status_code == 409 and "stands until" in r.json()["detail"]
+    after = ana.fresh()
+    assert after["version"] == before["version"] and after["players"] == before["players"]
+    assert after["boxes"] == before["boxes"]
+    assert ben.act("hit", 1)["code"] == "illegal"  # still at the table: refused as before
+    # betting: a wager placed stands too (none is taken back before 'No more bets')
+    dan, eve = Player(client, "rimu", "dan"), Player(client, "rimu", "eve")
+    assert dan.send(type="bet", box=1, amount=2000)["type"] == "ok"
+    assert dan.send(type="leave")["rule"] == "8.2"
+    assert eve.send(type="leave")["cashed_out"] == 100_000  # no wager: free to go
+    sup = Player(client, "kauri", None, token=SUPERVISOR)
+    assert sup.send(type="leave")["code"] == "role"
+    for p in (ana, ben, cat, dan, sup):
+        p.close()
+    assert _withdrawals(db) == [("eve", 100_000)]
+    _verify(db)
+
+
+def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
+    # burn, box 1, dealer, box 1: ana 20 stands (16.6), the dealer draws to 17; she wins
+    with serving(_app(db, ["4D", "KS", "9C", "QH", "8D"], turn=0.2)) as c:
+        ana, ben = Player(c, "kauri", "ana"), Player(c, "kauri", "ben")
+        assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
+        assert ana.send(type="deal")["type"] == "ok"
+        deadline = time.monotonic() + 10
+        while ana.fresh()["phase"] != "over" and time.monotonic() < deadline:
+            time.sleep(0.1)  # the timer plays the round out (16.6)
+        s = ana.fresh()
+        assert s["phase"] == "over"
+        balance = s["players"]["ana"]["balance"]
+        assert balance == 101_000
+        old = ana.token
+        reply = ana.send(type="leave")
+        assert reply["type"] == "ok" and reply["cashed_out"] == balance
+        ana.close()  # the server closed the socket after the answer
+        s = ben.fresh()
+        assert "ana" not in s["players"]
+        assert reply["version"] <= s["version"]
+        # the old token is refused like a forged one, on the socket and over HTTP
+        with c.websocket_connect(f"/ws/kauri?token={old}") as ws:
+            assert ws.receive_json()["code"] == "auth"
+        assert c.get(f"/api/tables/kauri/state?token={old}").status_code == 401
+        r = c.post("/api/tables/kauri/leave", json={"token": old})
+        assert r.status_code == 401
+        # the name joins again as a new session, with a new bankroll; the seat is free
+        again = Player(c, "kauri", "ana")
+        assert again.token != old and again.state["players"]["ana"]["balance"] == 100_000
+        assert again.send(type="bet", box=1, amount=1000)["type"] == "ok"
+        # ben leaves over HTTP
+        r = c.post("/api/tables/kauri/leave", json={"token": ben.token})
+        assert r.status_code == 200 and r.json() == {
+            "table": "kauri",
+            "player": "ben",
+            "cashed_out": 100_000,
+        }
+        assert ben.send(type="state")["code"] == "auth"  # his open socket is refused too
+        ben.close()
+        again.close()
+    assert _withdrawals(db) == [("ana", balance), ("ben", 100_000)]
+    _verify(db)
+    with serving(_app(db)) as c:  # after a restart: the old token stays refused
+        assert c.get(f"/api/tables/kauri/state?token={old}").status_code == 401
+        assert sorted(c.get("/api/tables").json()[0]["players"]) == ["ana"]
+
+
+def test_a_session_away_too_long_is_closed_and_cashed_out(db: Path) -> None:
+    with serving(_app(db, session=0.3)) as c:
+        ana, ben = Player(c, "kauri", "ana"), Player(c, "kauri", "ben")
+        cat = Player(c, "kauri", "cat")
+        assert cat.send(type="bet", box=1, amount=1000)["type"] == "ok"
+        assert cat.send(type="deal")["type"] == "ok"
+        old = ana.token
+        ana.close()
+        cat.close()  # away, but with a wager in play: her session stays
+        deadline = time.monotonic() + 10
+        while "ana" in ben.fresh()["players"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        s = ben.fresh()
+        assert "ana" not in s["players"] and {"ben", "cat"} <= set(s["players"])
+        assert c.get(f"/api/tables/kauri/state?token={old}").status_code == 401
+        assert any("expired" in n for n in s["notes"])
+        assert Player(c, "kauri", "ana").send(type="leave")["cashed_out"] == 100_000
+        ben.close()
+    assert _withdrawals(db) == [("ana", 100_000), ("ana", 100_000)]
+    _verify(db)
+
+
+def test_a_failing_test_fails_at_once(db: Path) -> None:
+    """A test that fails with players connected mid-round must fail, not hang: ``serving``
+    closes every socket a test left open."""
+    done = threading.Event()
+
+    def run() -> None:
+        with pytest.raises(AssertionError), serving(_app(db)) as c:
+            _seat_three(c)
+            raise AssertionError("a test fails in the middle of a round")
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert done.wait(60), "serving did not close the sockets left open"

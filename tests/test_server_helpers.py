@@ -49,8 +49,10 @@ def serving(app: Any) -> Iterator[Any]:
         try:
             yield client
         finally:
+            # Player.close closes only a player still in OPEN: popping it first (as this did)
+            # left its socket open, the server waited on it and the test hung, not failed
             while OPEN:
-                OPEN.pop().close()
+                OPEN[-1].close()
 
 
 class Player:

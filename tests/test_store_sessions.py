@@ -11,7 +11,7 @@ from sqlalchemy import select
 from pontoon.events import Event
 from pontoon.store.db import NameTakenError, Store, Written, token_digest
 from pontoon.store.recorder import TableLog
-from pontoon.store.schema import sessions
+from pontoon.store.schema import ledger, sessions
 from pontoon.store.verify import verify
 from tests.test_store import url  # noqa: F401 - the fixture: both back ends
 
@@ -99,3 +99,36 @@ def test_a_write_keeps_the_id_of_the_message_that_made_it(url: str) -> None:  # 
         assert store.find_session("tok-a").last_id == "ana-3"  # type: ignore[union-attr]
         assert store.find_session("tok-b").last_id == "ben-3"  # type: ignore[union-attr]
         assert verify(store).ok
+
+
+def test_a_player_who_leaves_is_cashed_out_and_the_name_is_free_again(
+    url: str,  # noqa: F811
+) -> None:
+    with Store(url) as store:
+        log = TableLog(store, "kauri")
+        assert isinstance(_join(log, "ana", "tok-a", 1000), Written)
+        assert isinstance(_join(log, "ben", "tok-b", 700), Written)
+        p = log.prepare_leave("ana")
+        log.applied(p, store.append(p.batch))
+        assert log.balance("ana") == 0
+        assert store.find_session("tok-a") is None  # the old token opens nothing
+        assert store.session_players("kauri") == ["ben"]
+        assert isinstance(_join(log, "ana", "tok-a2", 1000), Written)  # a new session
+        # in a group commit with another table's write, and with nothing to cash out
+        other = TableLog(store, "rimu")
+        assert isinstance(_join(other, "cat", "tok-c"), Written)
+        group = [(log, log.prepare_leave("ben")), (other, other.prepare_leave("cat"))]
+        results = store.append_many([p.batch for _, p in group])
+        for (log_, p), w in zip(group, results, strict=True):
+            assert isinstance(w, Written)
+            log_.applied(p, w)
+        assert store.session_players("kauri") == ["ana"] and store.session_players("rimu") == []
+        report = verify(store)
+        assert report.ok, report.problems
+        balances = {k: v for k, v in report.balances["kauri"].items() if v}
+        assert balances == {"cashier": -1000, "player:ana": 1000}
+        with store.read() as conn:
+            withdrawn = conn.execute(
+                select(ledger.c.player, ledger.c.amount).where(ledger.c.kind == "withdrawal")
+            ).all()
+        assert sorted(withdrawn) == [("ana", 1000), ("ben", 700)]

@@ -1,6 +1,7 @@
 """The ASGI application: the page, a small JSON API and one WebSocket per client.
 
 HTTP: ``GET /api/tables`` · ``POST /api/tables/{table}/join`` ``{"name"}`` → a session token ·
+``POST /api/tables/{table}/leave`` ``{"token"}`` → cashed out ·
 ``GET /api/tables/{table}/state?token=`` · ``GET /api/tables/{table}/history`` ·
 ``GET /api/rounds/{id}`` (a recorded round's events, for the replay) ·
 ``GET /api/tables/{table}/chart`` (the optimal basic strategy, for the hint).
@@ -34,6 +35,8 @@ from .protocol import (
     Bet,
     Deal,
     JoinRequest,
+    Leave,
+    LeaveRequest,
     Message,
     Procedure,
     parse,
@@ -42,6 +45,7 @@ from .table import HIDDEN, Refused, Session, Table, TableConfig
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
+UNKNOWN = "unknown session token for this table"
 
 
 class _Socket:
@@ -83,8 +87,8 @@ class Hub:
                     version = self.tables[found.table].version
                     s.seen[found.last_id] = {"type": "ok", "ref": found.last_id, "version": version}
                 self.sessions[token] = s
-        if s is None or s.table != table:
-            raise Refused("unknown session token for this table", code="auth")
+        if s is None or s.table != table or s.closed:
+            raise Refused(UNKNOWN, code="auth")
         return s
 
     def table(self, name: str) -> Table:
@@ -107,10 +111,44 @@ class Hub:
         self.sessions[token] = s
         return s
 
+    async def leave(self, table: Table, name: str) -> int:
+        """``name`` leaves ``table`` (its lock held): cashed out, every session of the name
+        closed; :class:`Refused` while the player has a wager in play."""
+        amount = await table.leave(name)
+        for token, s in list(self.sessions.items()):
+            if s.table == table.name and s.name == name and s.role == "player":
+                s.closed = True
+                del self.sessions[token]
+        for client in list(table.clients):
+            if client.session.closed:
+                table.clients.discard(client)
+        return amount
+
+    async def expire(self, table: Table) -> list[str]:
+        """Close (cash out) the sessions of ``table`` that have been away for longer than
+        its ``session_seconds`` and have no wager in play. Call with the lock not held."""
+        if not table.idle():
+            return []
+        gone = []
+        async with table.lock:
+            for name in table.idle():
+                try:
+                    await self.leave(table, name)
+                except Refused as exc:
+                    table.notes.append(f"session of {name} not closed: {exc}")
+                    continue
+                gone.append(name)
+            if gone:
+                table.notes.append(f"session expired, cashed out: {', '.join(gone)}")
+                await table.broadcast()
+        return gone
+
     async def handle(self, table: Table, session: Session, text: str | bytes) -> dict[str, Any]:
         """One message: applied (committed, then broadcast) or refused with nothing changed.
         Returns the reply for the sender."""
         msg = parse(text)
+        if session.closed:
+            return _error(Refused(UNKNOWN, code="auth"), msg.id)
         if msg.id is not None and msg.id in session.seen:
             return session.seen[msg.id] | {"duplicate": True}
         if msg.type in ("state", "ping"):
@@ -122,6 +160,14 @@ class Hub:
 
     async def _apply(self, table: Table, session: Session, msg: Message) -> dict[str, Any]:
         async with table.lock:
+            if session.closed:  # left while this message waited for the lock
+                raise Refused(UNKNOWN, code="auth")
+            if isinstance(msg, Leave):
+                if session.role != "player":
+                    raise Refused("only a player leaves the table", code="role")
+                amount = await self.leave(table, session.name)
+                await table.broadcast()
+                return {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
             v = getattr(msg, "v", None)
             if v is not None and table.stale(session, v):
                 raise Refused(
@@ -154,6 +200,17 @@ class Hub:
                     session.seen.popitem(last=False)
             await table.broadcast()
         return reply
+
+
+async def _expire_sessions(hub: Hub) -> None:
+    """Close the sessions that have been away too long, checked every quarter of the shortest
+    expiry (at most every minute)."""
+    shortest = min((t.config.session_seconds for t in hub.tables.values()), default=3600.0)
+    every = min(60.0, max(0.05, shortest / 4))
+    while True:
+        await asyncio.sleep(every)
+        for t in hub.tables.values():
+            await hub.expire(t)
 
 
 def _error(exc: Exception, ref: Any = None) -> dict[str, Any]:
@@ -192,11 +249,13 @@ def create_app(
         app.state.hub = hub
         for t in hub.tables.values():
             t._arm_timer()  # a resumed round's turn timer
+        expiry = asyncio.create_task(_expire_sessions(hub))
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
         # cyclic collector need not scan it again and again (its pauses add to the latency).
         gc.collect()
         gc.freeze()
         yield
+        expiry.cancel()
         for t in hub.tables.values():
             t.close()
         store.close()
@@ -237,6 +296,7 @@ def create_app(
     @app.post("/api/tables/{name}/join")
     async def join(name: str, body: JoinRequest) -> dict[str, Any]:
         t = hub().table(name)
+        await hub().expire(t)  # an expired session frees its name
         async with t.lock:
             s = await hub().join(t, body.name)
             t.version += 1
@@ -247,6 +307,23 @@ def create_app(
             "player": s.name,
             "ws": f"/ws/{t.name}?token={s.token}",
         }
+
+    @app.post("/api/tables/{name}/leave")
+    async def leave(name: str, body: LeaveRequest) -> dict[str, Any]:
+        t = hub().table(name)
+        try:
+            session = hub().session(name, body.token)
+            if session.role != "player":
+                raise Refused("only a player leaves the table", code="role")
+            async with t.lock:
+                if session.closed:
+                    raise Refused(UNKNOWN, code="auth")
+                amount = await hub().leave(t, session.name)
+                await t.broadcast()
+        except Refused as exc:
+            status = {"auth": 401, "role": 403, "illegal": 409}.get(exc.code, 400)
+            raise HTTPException(status, str(exc)) from None
+        return {"table": t.name, "player": session.name, "cashed_out": amount}
 
     @app.get("/api/tables/{name}/state")
     async def table_state(name: str, token: str | None = None) -> dict[str, Any]:
@@ -326,9 +403,12 @@ def create_app(
                 await client.send(reply)
                 if reply.get("refresh"):
                     await client.send_text(t.state_text(session))
+                if session.closed:  # left: this token opens nothing any more
+                    await websocket.close(code=1000 if reply["type"] == "ok" else 4401)
+                    break
         except WebSocketDisconnect:
             pass
         finally:
-            t.clients.discard(client)
+            t.disconnected(client)
 
     return app

@@ -53,11 +53,17 @@ class Procedure(_Msg):
     v: Annotated[int, Field(ge=0)] | None = None
 
 
+class Leave(_Msg):
+    """The player leaves the table: cashed out, the session closed (not during a wager)."""
+
+    type: Literal["leave"]
+
+
 class Refresh(_Msg):
     type: Literal["state", "ping"]
 
 
-Message = Bet | Deal | Act | Procedure | Refresh
+Message = Bet | Deal | Act | Procedure | Leave | Refresh
 _ADAPTER: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="type")])
 
 
@@ -87,3 +93,8 @@ def parse(text: str | bytes) -> Message:
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9_\-]+$")]
+
+
+class LeaveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    token: Annotated[str, Field(min_length=1, max_length=64)]

@@ -32,6 +32,12 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deal-seconds", type=float, default=30.0, help="betting time")
     p.add_argument("--bankroll", type=int, default=100_000, help="a new player's money (cents)")
     p.add_argument(
+        "--session-hours",
+        type=float,
+        default=24.0,
+        help="close (cash out) a session away for so long with no wager in play (24)",
+    )
+    p.add_argument(
         "--deflate",
         action="store_true",
         help="compress WebSocket messages (permessage-deflate): less traffic, more CPU",
@@ -55,8 +61,10 @@ def table_configs(args: argparse.Namespace) -> list[TableConfig]:
         specs = [("kauri", base), ("rimu", high)]
     if len({n for n, _ in specs}) != len(specs):
         raise InputError("serve: two tables with one name")
+    hours = getattr(args, "session_hours", 24.0)
     return [
-        TableConfig(n, r, args.turn_seconds, args.deal_seconds, args.bankroll) for n, r in specs
+        TableConfig(n, r, args.turn_seconds, args.deal_seconds, args.bankroll, None, hours * 3600.0)
+        for n, r in specs
     ]
 
 
@@ -68,6 +76,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
         if not 0 < value <= 3600:
             flag = "--" + option.replace("_", "-")
             raise InputError(f"serve: {flag} must be more than 0 and at most 3600, not {value}")
+    hours = getattr(args, "session_hours", 24.0)
+    if not 0 < hours <= 24 * 365:
+        msg = f"serve: --session-hours must be more than 0 and at most 8760, not {hours}"
+        raise InputError(msg)
     if args.bankroll < 0:
         raise InputError(f"serve: --bankroll must be 0 or more cents, not {args.bankroll}")
 

@@ -62,6 +62,7 @@ class TableConfig:
     deal_seconds: float = 30.0  # after the first wager the dealer calls "no more bets"
     bankroll: int = 100_000  # what a new player brings to the table, in cents
     shuffler: Callable[[], Shuffler] | None = None
+    session_seconds: float = 24 * 3600.0  # a session not connected for so long is closed
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Session:
     table: str
     seen: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
     digest: str = ""  # the token's SHA-256, as the store keeps it (players only)
+    closed: bool = False  # the player left (or the session expired): the token opens nothing
 
 
 class Client(Protocol):
@@ -143,6 +145,9 @@ class Table:
         self._tasks: set[asyncio.Task[None]] = set()
         self.shoe = self._recover()
         self.names |= set(store.session_players(config.name))  # sessions outlive a restart
+        now = time.monotonic()
+        # when each player was last connected (a restart counts as a connection)
+        self.seen: dict[str, float] = {n: now for n in self.names}
 
     # ------------------------------------------------------------------ recovery
     def _rng(self) -> Shuffler:
@@ -201,6 +206,50 @@ class Table:
         prepared.batch.session = (token_digest(token), name)
         self.log.applied(prepared, await self.writer.append(prepared.batch))
         self.names.add(name)
+        self.seen[name] = time.monotonic()
+
+    def check_leave(self, name: str) -> None:
+        """:class:`Refused` while ``name`` has a wager in the round: it stands until settled."""
+        if name in self._in_round():
+            rnd = self.round
+            assert rnd is not None
+            boxes = sorted(b.number for b in rnd.boxes.values() if name in b.players)
+            where = ", ".join(str(b) for b in boxes)
+            raise Refused(
+                f"{name} has a wager in play on box {where}: a wager stands until it is "
+                "settled; leave when the round is over",
+                "8.2",
+            )
+
+    async def leave(self, name: str) -> int:
+        """``name`` leaves the table: the whole balance is cashed out (a withdrawal on the
+        ledger) and the session deleted, in one transaction. Returns the amount paid out."""
+        self.check_leave(name)
+        amount = self.balance(name)
+        prepared = self.log.prepare_leave(name)
+        try:
+            written = await self.writer.append(prepared.batch)
+        except PontoonError as exc:
+            raise Refused(f"not recorded: {exc}", code="error") from None
+        self.log.applied(prepared, written)
+        for d in (self.seen, self.changed, self._seen_keys):
+            d.pop(name, None)
+        self.names.discard(name)
+        self.version += 1
+        return amount
+
+    def idle(self) -> list[str]:
+        """The players whose session has not been connected for ``session_seconds`` and
+        who have no wager in play: their sessions expire."""
+        limit = time.monotonic() - self.config.session_seconds
+        connected = {c.session.name for c in self.clients if c.session.role == "player"}
+        busy = connected | self._in_round()
+        return sorted(n for n in self.names if n not in busy and self.seen.get(n, 0) <= limit)
+
+    def disconnected(self, client: Client) -> None:
+        self.clients.discard(client)
+        if client.session.role == "player" and not client.session.closed:
+            self.seen[client.session.name] = time.monotonic()
 
     def _in_round(self) -> set[str]:
         rnd = self.round

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Row,
     bindparam,
     create_engine,
+    delete,
     event,
     func,
     inspect,
@@ -137,6 +138,7 @@ class Batch:
     shoe: str | None = None
     session: tuple[str, str] | None = None  # a new session: (token's digest, player)
     ack: tuple[str, str] | None = None  # (token's digest, message id) this batch applies
+    close: str | None = None  # a player whose session at the table ends (left or expired)
 
 
 class StoredSession(NamedTuple):
@@ -317,10 +319,13 @@ class Store:
         shoes: list[dict[str, Any]] = []
         new_sessions: list[dict[str, Any]] = []
         acks: list[dict[str, Any]] = []
+        closed: list[dict[str, Any]] = []
         out: list[Written] = []
         for batch in batches:
             if batch.ack is not None:
                 acks.append({"b_hash": batch.ack[0], "b_last": batch.ack[1]})
+            if batch.close is not None:
+                closed.append({"b_table": batch.table, "b_player": batch.close})
             if batch.session is not None:
                 digest, player = batch.session
                 row = {"token_hash": digest, "table_id": batch.table, "player": player}
@@ -405,6 +410,7 @@ class Store:
         sql.run(conn, sql.update_net, nets)
         sql.run(conn, sql.upsert_shoe, shoes)
         sql.run(conn, sql.update_ack, acks)
+        sql.run(conn, sql.delete_session, closed)  # before a new one: the name is free again
         if len(batches) == 1 and new_sessions:
             try:
                 with conn.begin_nested():
@@ -565,6 +571,12 @@ class _Statements:
             update(sessions)
             .where(sessions.c.token_hash == bindparam("b_hash"))
             .values(last_id=bindparam("b_last"))
+        )
+        self.delete_session = self._compile(
+            delete(sessions).where(
+                sessions.c.table_id == bindparam("b_table"),
+                sessions.c.player == bindparam("b_player"),
+            )
         )
 
     def _compile(self, stmt: Any, keys: list[str] | None = None) -> tuple[str, list[str] | None]:

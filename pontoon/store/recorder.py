@@ -150,6 +150,19 @@ class TableLog:
             self.append([(Event("withdraw", player=player, amount=amount, detail=detail), False)])
         return amount
 
+    def prepare_leave(self, player: str) -> Prepared:
+        """A player leaves the table: the whole balance is paid out (a withdrawal, as
+        ``pontoon play --db`` cashes out) and the player's session ends, in one write."""
+        amount = self.balance(player)
+        items: list[tuple[Event, bool]] = []
+        if amount > 0:
+            items.append(
+                (Event("withdraw", player=player, amount=amount, detail="cash-out"), False)
+            )
+        prepared = self.prepare(items)
+        prepared.batch.close = player
+        return prepared
+
     # ------------------------------------------------------------------ rounds
     def start(self, rnd: Round) -> RoundLog:
         """Record ``rnd`` (not yet committed) as the table's next round."""
