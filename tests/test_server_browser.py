@@ -156,10 +156,25 @@ def test_three_players_play_a_round_in_the_browser(
         _step(ana, lambda: ana.click('.box[data-box="3"]'))
         _step(ana, lambda: ana.keyboard.press("Enter"))
         assert ana.get_attribute("body", "data-phase") != "over"
+        # leaving with a wager in play is refused, and the page says why
+        ana.click("#leave-button")
+        ana.wait_for_function(
+            "document.getElementById('message').textContent.includes('stands until')",
+            timeout=10_000,
+        )
         sup.select_option("#procedure", "void")
         _step(ana, lambda: sup.click("#procedure-apply"))
         ana.wait_for_selector("body[data-phase='over']")
         assert "void" in ana.inner_text("#boxes")
         sup.screenshot(path=str(artifacts / "6-supervisor-void.png"))
+        # between rounds cat leaves through the button: cashed out, back to watching
+        cat.click("#leave-button")
+        cat.wait_for_selector("#join:not([hidden])")
+        assert "$1040.00 cashed out" in cat.inner_text("#message")
+        assert cat.is_hidden("#leave-button")
+        ana.wait_for_function(
+            "!document.getElementById('players').textContent.includes('cat')", timeout=10_000
+        )
+        cat.screenshot(path=str(artifacts / "7-left.png"))
         browser.close()
     assert main(["verify", "--db", f"sqlite:///{db}"]) == 0

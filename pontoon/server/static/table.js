@@ -88,10 +88,16 @@ function connect(t, tok) {
     else if (m.type === "error") {
       say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
       if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
+    } else if (m.type === "ok" && m.cashed_out !== undefined) {  // left: back to watching
+      sessionStorage.removeItem("pontoon-token-" + t);
+      token = null; ws = null;
+      say(`You left the table: ${money(m.cashed_out)} cashed out`);
+      watch();
     } else if (m.type === "ok") { say(""); }
   };
   ws.onclose = (ev) => {
-    if (ev.code === 4401) return;
+    if (token !== tok) return;  // left the table, or another session took over
+    if (ev.code === 4401) { token = null; ws = null; watch(); return; }
     setTimeout(() => { if (table === t && token === tok) connect(t, tok); }, 1000);
   };
   loadHistory();
@@ -102,6 +108,8 @@ function send(msg) {
   msg.id = `${Date.now().toString(36)}-${++seq}`;
   ws.send(JSON.stringify(msg));
 }
+
+$("leave-button").addEventListener("click", () => send({ type: "leave" }));
 
 function act(move) {
   const m = { type: "act", action: move.action, box: move.box, v: state.version };
@@ -122,6 +130,7 @@ function render() {
     : watcher ? `watching ${s.table} · round ${s.round}`
     : `${s.you} at ${s.table} · round ${s.round}`;
   $("supervisor").hidden = s.role !== "supervisor";
+  $("leave-button").hidden = s.role !== "player";
   // dealer
   const dc = $("dealer-cards");
   dc.replaceWith(Object.assign(cardsEl(s.dealer.cards, s.dealer.hole), { id: "dealer-cards" }));
