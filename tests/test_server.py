@@ -237,6 +237,22 @@ def test_timer_applies_16_6_to_an_absent_player(db: Path) -> None:
     _verify(db)
 
 
+def test_joining_or_leaving_keeps_the_turn_timer_running(db: Path) -> None:
+    with serving(_app(db, turn=0.5)) as c:
+        ana = Player(c, "kauri", "ana")
+        ana.send(type="bet", box=1, amount=1000)
+        ana.send(type="deal")
+        ben = Player(c, "kauri", "ben")  # a join and a leave move the version on...
+        assert ben.send(type="leave")["type"] == "ok"
+        ben.close()
+        deadline = time.monotonic() + 10
+        while ana.fresh()["phase"] != "over" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ana.fresh()["phase"] == "over"  # ...and the timer still plays ana's turn (16.6)
+        ana.close()
+    _verify(db)
+
+
 def test_supervisor_voids_the_round(client: TestClient, db: Path) -> None:
     ana, ben, cat = _seat_three(client)
     sup = Player(client, "kauri", None, token=SUPERVISOR)

@@ -299,7 +299,7 @@ def create_app(
         await hub().expire(t)  # an expired session frees its name
         async with t.lock:
             s = await hub().join(t, body.name)
-            t.version += 1
+            t.bump()
             await t.broadcast()
         return {
             "token": s.token,

@@ -235,8 +235,18 @@ class Table:
         for d in (self.seen, self.changed, self._seen_keys):
             d.pop(name, None)
         self.names.discard(name)
-        self.version += 1
+        self.bump()
         return amount
+
+    def bump(self) -> None:
+        """A change that is nobody's decision (a player joins or leaves): the version moves on
+        and the running timer keeps its deadline (it acts only on the version it was set for)."""
+        self.version += 1
+        if self._timer is not None and self.deadline is not None:
+            self._timer.cancel()
+            delay = max(0.0, self.deadline - time.monotonic())
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(delay, self._fire, self.version)
 
     def idle(self) -> list[str]:
         """The players whose session has not been connected for ``session_seconds`` and
