@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pontoon.analysis.chart import ROWS, Chart
+from pontoon.analysis.chart import RESCUE_ROWS, ROWS, Chart
 from pontoon.cli import main
 from pontoon.errors import InputError
 
@@ -92,6 +92,33 @@ def test_strategy_csv_reads_back_with_the_same_value(
     assert chart.code("PA", 6) == "P"
 
 
+def test_rescue_rows_are_written_and_read_back_with_the_same_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """12 (double_rescue): the chart gets the rescue rows X6-X20, and ``analyze --strategy``
+    of the CSV it writes gives the ``basic`` value exactly: the value is the chart's."""
+    rescue = [*FAST, "--set", "double_rescue=true", "--infinite"]
+    code, csv_text, _ = run(["strategy", *rescue, "--format", "csv"], capsys)
+    assert code == 0
+    rows = [line.split(",")[0] for line in csv_text.splitlines()[1:]]
+    assert rows == [*ROWS, *RESCUE_ROWS]
+    chart = Chart.from_csv(csv_text)
+    assert chart.code("X16", 10) == "R" and chart.code("X20", 10) == "S"
+    path = tmp_path / "chart.csv"
+    path.write_text(csv_text)
+    _, basic, _ = run(["analyze", *rescue, "--json"], capsys)
+    _, mine, _ = run(["analyze", *rescue, "--strategy", str(path), "--json"], capsys)
+    assert json.loads(mine)["ev"] == pytest.approx(json.loads(basic)["ev"], abs=1e-12)
+    code, text, _ = run(["strategy", *rescue], capsys)
+    assert code == 0 and "X16" in text and "rescue" in text
+    png = tmp_path / "chart.png"
+    code, _, _ = run(["strategy", *rescue, "--format", "png", "--output", str(png)], capsys)
+    assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    path.write_text(csv_text.replace("X16,", "X16,H,").replace("X16,H,S,", "X16,H,", 1))
+    code, _, err = run(["analyze", *rescue, "--strategy", str(path)], capsys)
+    assert code == 2 and "rescue row X16" in err and len(err.strip().splitlines()) == 1
+
+
 def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["strategy", *FAST, "--infinite"], capsys)
     assert code == 0 and "Basic strategy" in out and "H16" in out
@@ -109,6 +136,8 @@ def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ("hand,2,3,4,5,6,7,8,9,T,A\nH4,H,H,H,H,H,H,H,H,H,X\n", "unknown cell"),
         ("hand,2,3,4,5,6,7,8,9,T,A\nH4,P,H,H,H,H,H,H,H,H,H\n", "pair"),
         ("hand,2,3,4,5,6,7,8,9,T,A\nH4,H,H,H,H,H,H,H,H,H,H\n", "missing rows"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nX12,S,S,S,S,S,S,R,R,Rs,R\n", "rescue row X12"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nX21,S,S,S,S,S,S,R,R,R,R\n", "unknown row"),
     ],
 )
 def test_bad_charts_are_refused(text: str, message: str) -> None:

@@ -88,11 +88,10 @@ def test_counting_files() -> None:
     assert np.array_equal(Counting.builtin("hi-lo").ramp, Counting.read("hi-lo").ramp)
 
 
-def test_a_doubled_hand_is_rescued_where_its_total_surrenders() -> None:
-    """12 (double_rescue): the rescue is the surrender of a doubled hand, so a chart asks for
-    it with the total's cell (R or Rs: surrender first); any other cell stands."""
-    from pontoon.sim import kernel as K
-
+def test_a_chart_without_rescue_rows_rescues_where_its_total_surrenders() -> None:
+    """12 (double_rescue): a chart without the rescue rows (X6-X20) rescues a doubled hand
+    where its total's cell surrenders first (R or Rs), as before the rows existed; any other
+    cell stands."""
     chart = Chart.initial()
     chart.set("H16", 10, "R")
     chart.set("H15", 1, "Rs")
@@ -100,8 +99,24 @@ def test_a_doubled_hand_is_rescued_where_its_total_surrenders() -> None:
     chart.set("H14", 10, "H")
     rules = load_rules("nz-pontoon", {"double_rescue": "true"})
     job = Job.build(rules, chart)
-    legal = (0, 12, 1, 0, 4, 0, 2)  # the _legal rules tuple: only its shape matters here
-    _, _, rescues = K._decisions(job.totals, job.pairs, job.prefs, legal)
+    rescues = job.rescues
     assert rescues[0, 16, 9] and rescues[0, 15, 0] and rescues[1, 17, 9]
-    assert not rescues[0, 14, 9] and not rescues[0, 16, 8]
+    assert not rescues[0, 14, 9] and not rescues[0, 16, 8] and not rescues[0, 17, 9]
     assert C.compile_rules(rules)[C.RESCUE] == 1
+
+
+def test_rescue_rows_decide_the_rescue_by_final_total_soft_or_hard() -> None:
+    """12: with the rescue rows the chart's R/Rs cells no longer rescue; X<total> does, for a
+    hard and a soft total alike, and they read back from CSV."""
+    chart = Chart.initial()
+    chart.set("H16", 10, "R")
+    chart = chart.with_rescues()
+    assert chart.has_rescues and chart.code("X16", 10) == "R"  # carried over from H16
+    chart.set("X16", 10, "S")
+    chart.set("X15", 7, "R")
+    chart.set("X18", 1, "R")
+    again = Chart.from_csv(chart.to_csv())
+    assert again == chart and again.to_csv().splitlines()[-1].startswith("X20,")
+    _, _, rescues = C.compile_chart(again)
+    assert rescues[0, 15, 6] and rescues[1, 15, 6] and rescues[0, 18, 0] and rescues[1, 18, 0]
+    assert not rescues[0, 16, 9] and int(rescues.sum()) == 4

@@ -36,7 +36,7 @@ CASES = [
     ),
     ("nz-pontoon", {"double_on": "10-11", "surrender": "late", "split_max_hands": 2}, 2, 500, 6000),
     ("nz-pontoon", {"super_bonus_min": 100000, "dealer_natural_takes": "all"}, 2, 1000, 5000),
-    ("nz-pontoon", {"double_rescue": True}, 2, 500, 6000),  # 12: rescue where the cell is R/Rs
+    ("nz-pontoon", {"double_rescue": True}, 2, 500, 6000),  # 12: no X rows: R/Rs cells rescue
     ("nz-pontoon", {"player_21_wins": False, "burn_card": False, "penetration": 0.3}, 2, 500, 5000),
     ("classic-blackjack", {}, 1, 500, 14000),
     ("classic-blackjack", {"surrender": "late", "dealer_hits_soft_17": True}, 3, 1500, 5000),
@@ -56,6 +56,37 @@ CASES = [
 def _chart(preset: str) -> Chart:
     """A fixed chart that doubles, splits and surrenders often (so every path is played)."""
     return Chart.from_csv(open(f"tests/data/sim/{preset}.csv", encoding="utf-8").read(), preset)
+
+
+def _rescue_chart(preset: str) -> Chart:
+    """The test chart with rescue rows (12): rescue 6-16 against 7 to A, 17 against 9 to A,
+    20 against a 2 (a rescue the analysis would never make), stand elsewhere."""
+    chart = _chart(preset).with_rescues()
+    for t in range(6, 21):
+        for up in range(1, 11):
+            rescue = (t <= 16 and up in (7, 8, 9, 10, 1)) or (t == 17 and up in (9, 10, 1))
+            chart.set(f"X{t}", up, "R" if rescue or (t == 20 and up == 2) else "S")
+    return chart
+
+
+@pytest.mark.parametrize(
+    ("preset", "knobs"),
+    [("nz-pontoon", {"double_rescue": True}), ("spanish-21", {}), ("spanish-21", {"decks": 1})],
+)
+def test_rescue_rows_are_played_as_the_engine_plays_them(
+    preset: str, knobs: dict[str, object]
+) -> None:
+    """12: a chart's rescue rows (X6-X20) decide the rescue of a doubled hand, in the kernel
+    as in the engine (spanish-21: the peek game, doubling any number of cards)."""
+    rules = load_rules(preset, knobs)
+    chart = _rescue_chart(preset)
+    job = Job.build(rules, chart, boxes=2)
+    key, rounds = 0xD0B1E, 5000
+    res, nets = run_chunk(job, key, rounds, trace=True)
+    assert res.cats[K.K_RESCUE] > 50
+    ref = engine_nets(job, chart, key, rounds)
+    bad = np.flatnonzero((nets != ref).any(axis=1))
+    assert bad.size == 0, (int(bad[0]), nets[bad[0]].tolist(), ref[bad[0]].tolist())
 
 
 @pytest.mark.parametrize(("preset", "knobs", "boxes", "wager", "rounds"), CASES)

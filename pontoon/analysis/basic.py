@@ -9,16 +9,30 @@ each pair's row takes the better of its total's play and the split (its split ha
 the chart). Rounds repeat until no cell changes. Each change raises the chart's value, so the
 result is a chart no single cell change improves. Hands are weighted by their unsplit
 reach: after a split the chart is played as it stands.
+
+Under ``double_rescue`` (12) the chart also has the rescue rows ``X6`` ... ``X20``: at the
+start of each round every rescue cell (final total of a doubled hand, first card) takes what
+is worth more, rescuing (``-1``) or standing, summed over the doubled hands that end on that
+total (weighted by how often the current chart doubles into them); that round then plays
+them. What standing is worth depends only on the hand, so these cells are optimal for the
+chart's own doubles once the chart no longer changes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pontoon.analysis.chart import SCORES, TOTAL_CODES, Chart, pair_row, total_row
+from pontoon.analysis.chart import (
+    RESCUE_TOTALS,
+    SCORES,
+    TOTAL_CODES,
+    Chart,
+    pair_row,
+    total_row,
+)
 from pontoon.analysis.composition import Compositions, Floats
 from pontoon.analysis.evaluate import same_rank_tens, two_card_hands
-from pontoon.analysis.game import HIT, NEG, SURRENDER, Chooser, Context, Game, Values
+from pontoon.analysis.game import DOUBLE, HIT, NEG, SURRENDER, Chooser, Context, Game, Values
 from pontoon.analysis.split import max_hands, split_contexts, split_value
 
 ROUNDS = 8
@@ -69,19 +83,26 @@ def optimal_chart(game: Game, rounds: int = ROUNDS) -> Chart:
     is_pair = np.array([p is not None for _, p in rows_of])
     q = same_rank_tens(game)
     chart = Chart.initial()
+    rescuing = game.rules.double_rescue
+    if rescuing:
+        chart = chart.with_rescues()
     for _ in range(rounds):
-        played = game.evaluate(Context(), scores=chart.scores(c, rank_tens))
+        played = game.evaluate(Context(), scores=chart.scores(c, rank_tens), rescue=chart.rescues())
         weights = reach(game, played, chart)
         new = chart.copy()
+        if rescuing:
+            choose_rescues(game, played, weights, new)
+        rescue = new.rescues()
         choose = _chooser(new, weights, rows_of, is_pair)
-        base = game.evaluate(Context(), chooser=choose)
+        base = game.evaluate(Context(), chooser=choose, rescue=rescue)
         post = new.scores(c, rank_tens)
         legal = game.legal(Context())
         for pair in range(1, 11):
             if max_hands(game, pair) < 2:
                 continue
             values = {
-                ctx.extra: game.evaluate(ctx, scores=post) for ctx in split_contexts(game, pair)
+                ctx.extra: game.evaluate(ctx, scores=post, rescue=rescue)
+                for ctx in split_contexts(game, pair)
             }
             sv = split_value(game, pair, values).ev
             i = c.index[tuple(2 if v == pair else 0 for v in range(1, 11))]
@@ -106,6 +127,40 @@ def optimal_chart(game: Game, rounds: int = ROUNDS) -> Chart:
         chart = new
     chart.name = f"basic ({game.rules.name})"
     return chart
+
+
+def choose_rescues(game: Game, played: Values, weights: Floats, new: Chart) -> None:
+    """Set each rescue cell of ``new`` (12) to what the chart's doubled hands ending on that
+    total against that first card are worth more doing, summed: rescue or stand."""
+    c = game.comps
+    rows = game.rows(Context())
+    stand2 = np.einsum("kuo,ko->ku", rows.table, game.coef2)
+    gain = -rows.f - stand2  # what rescuing adds (units of the wager)
+    legal = np.isfinite(played.act[:, :, DOUBLE])
+    doubled = _landed(game, np.where(played.choice == DOUBLE, weights, 0.0)) * gain
+    could = _landed(game, np.where(legal, weights, 0.0)) * gain
+    for t in RESCUE_TOTALS:
+        sel = c.total == t
+        for u in range(1, 11):
+            score = float(doubled[sel, u - 1].sum())
+            if score == 0.0:  # the chart doubles into no such hand: as if it doubled all
+                score = float(could[sel, u - 1].sum())
+            if score > TOL:
+                new.set(f"X{t}", u, "R")
+            elif score < -TOL:
+                new.set(f"X{t}", u, "S")
+
+
+def _landed(game: Game, doubles: Floats) -> Floats:
+    """(M, 10 up) how often a doubled hand ends on each composition, given how often each
+    composition is doubled (M, 10 up)."""
+    c = game.comps
+    flow = doubles[:, :, None] * game.rows(Context()).nxt
+    out = np.zeros((len(c), 10))
+    for x in range(10):
+        ok = c.child[:, x] >= 0
+        np.add.at(out, c.child[ok, x], flow[ok, :, x])
+    return out
 
 
 def _chooser(

@@ -7,6 +7,12 @@ a preference order; the rules decide what is legal (a double on three cards fall
 stand on a hard 11 or less is a hit under 14.1(d)). A pair's row applies to the two-card pair;
 where it says split and the split is not allowed, the total's row applies.
 
+Under ``double_rescue`` (12) a chart may carry the rescue rows ``X6`` ... ``X20``: a doubled
+hand that has taken its card and ends on that total (hard or soft alike: what standing is
+worth depends only on the total) is rescued (``R``) or stands (``S``). The rows come all
+together or not at all; a chart without them rescues a doubled hand where its total's row
+surrenders first (``R``, ``Rs``), as before they existed.
+
 >>> chart = Chart.initial()
 >>> chart.code("H16", 10), chart.code("H12", 10), chart.code("PA", 1)
 ('H', 'H', 'P')
@@ -33,6 +39,10 @@ HARD_ROWS: Final = tuple(f"H{t}" for t in range(4, 21))
 SOFT_ROWS: Final = tuple(f"S{t}" for t in range(12, 21))
 PAIR_ROWS: Final = (*(f"P{v}" for v in range(2, 10)), "PT", "PA")
 ROWS: Final = (*HARD_ROWS, *SOFT_ROWS, *PAIR_ROWS)
+# 12 (double_rescue): a doubled hand's final total, 2-2-2 (6) to 20; 21 and a bust settle.
+RESCUE_TOTALS: Final = tuple(range(6, 21))
+RESCUE_ROWS: Final = tuple(f"X{t}" for t in RESCUE_TOTALS)
+RESCUE_CODES: Final = ("R", "S")
 CODES: Final = ("H", "S", "D", "Ds", "P", "R", "Rs", "Rp")
 TOTAL_CODES: Final = ("H", "S", "D", "Ds", "R", "Rs")
 # Preference of [stand, hit, double, surrender] for each code (higher first).
@@ -75,6 +85,39 @@ class Chart:
     def set(self, row: str, up: int, code: str) -> None:
         self.cells[row][column(up)] = code
 
+    @property
+    def has_rescues(self) -> bool:
+        """Whether the chart carries the rescue rows ``X6`` ... ``X20`` (12)."""
+        return RESCUE_ROWS[0] in self.cells
+
+    def rows(self) -> tuple[str, ...]:
+        """The chart's rows in CSV order: the rescue rows last when present."""
+        return (*ROWS, *RESCUE_ROWS) if self.has_rescues else ROWS
+
+    def with_rescues(self) -> Chart:
+        """A copy with rescue rows: the ones it has, else where its totals surrender first."""
+        out = self.copy()
+        if not out.has_rescues:
+            table = self.rescues()
+            for t in RESCUE_TOTALS:
+                out.cells[f"X{t}"] = ["R" if table[0, t, u] else "S" for u in range(10)]
+        return out
+
+    def rescues(self) -> np.ndarray:
+        """(2 soft, 22 total, 10 up) bool: whether a doubled hand still open after its card
+        is rescued (12). From the rescue rows when the chart has them (soft and hard alike);
+        else where the total's row surrenders first (``R``, ``Rs``)."""
+        out = np.zeros((2, 22, 10), dtype=bool)
+        for soft in (0, 1):
+            for t in range(2, 21):
+                for up in range(1, 11):
+                    if self.has_rescues:
+                        hit = t in RESCUE_TOTALS and self.code(f"X{t}", up) == "R"
+                    else:
+                        hit = self.code(total_row(t, bool(soft)), up) in ("R", "Rs")
+                    out[soft, t, up - 1] = hit
+        return out
+
     def copy(self) -> Chart:
         return Chart({k: list(v) for k, v in self.cells.items()}, self.name)
 
@@ -100,7 +143,7 @@ class Chart:
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow(["hand", *UP_COLUMNS])
-        for row in ROWS:
+        for row in self.rows():
             w.writerow([row, *(self.code(row, v) for v in UP_VALUES)])
         return out.getvalue()
 
@@ -114,7 +157,7 @@ class Chart:
         cells: dict[str, list[str]] = {}
         for n, line in enumerate(lines[1:], start=2):
             row = line[0].strip().upper()
-            if row not in ROWS:
+            if row not in ROWS and row not in RESCUE_ROWS:
                 raise InputError(f"{name} line {n}: unknown row {line[0]!r}")
             codes = [x.strip() for x in line[1:]]
             if len(codes) != 10:
@@ -126,9 +169,14 @@ class Chart:
                     raise InputError(f"{name} line {n}: unknown cell {code!r} (one of {CODES})")
                 if norm in ("P", "Rp") and not row.startswith("P"):
                     raise InputError(f"{name} line {n}: {norm!r} only in a pair's row")
+                if row.startswith("X") and norm not in RESCUE_CODES:
+                    raise InputError(
+                        f"{name} line {n}: {norm!r} in rescue row {row}: R (rescue) or S (stand)"
+                    )
                 fixed.append(norm)
             cells[row] = [fixed[UP_VALUES.index(v)] for v in range(1, 11)]
-        missing = [r for r in ROWS if r not in cells]
+        wanted = (*ROWS, *RESCUE_ROWS) if any(r in cells for r in RESCUE_ROWS) else ROWS
+        missing = [r for r in wanted if r not in cells]
         if missing:
             raise InputError(f"{name}: missing rows {', '.join(missing)}")
         return cls(cells, name)

@@ -87,17 +87,19 @@ def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") ->
     splits as ``post_split`` says: ``cdz`` CDZ-, ``cdp1`` or ``cdp``; a chart is played as
     written after splits too)."""
     rank_tens = game.rules.split_by == "rank"
+    rescue = None
     if chart is None:
         base = game.evaluate(Context())
         post = composition_scores(base)
     else:
         post = chart.scores(game.comps, rank_tens)
-        base = game.evaluate(Context(), scores=post)
+        rescue = chart.rescues()
+        base = game.evaluate(Context(), scores=post, rescue=rescue)
         post_split = "cdz"
     splits = {}
     for pair in range(1, 11):
         if max_hands(game, pair) >= 2:
-            values = split_hand_values(game, pair, post, post_split)
+            values = split_hand_values(game, pair, post, post_split, rescue)
             splits[pair] = split_value(game, pair, values)
     return assemble(game, base, splits, chart)
 

@@ -321,11 +321,17 @@ class Game:
 
     # ------------------------------------------------------------------ backward induction
     def evaluate(
-        self, ctx: Context, scores: Floats | None = None, chooser: Chooser | None = None
+        self,
+        ctx: Context,
+        scores: Floats | None = None,
+        chooser: Chooser | None = None,
+        rescue: np.ndarray | None = None,
     ) -> Values:
         """Every composition of ``ctx`` played by ``scores`` (or optimally). ``chooser``, if
         given, sets the scores of each group of hands (same soft/hard total) from their
-        action values as the walk reaches it: how a total-dependent chart is optimised."""
+        action values as the walk reaches it: how a total-dependent chart is optimised.
+        ``rescue`` (2 soft, 22 total, 10 up; :meth:`Chart.rescues`): under ``double_rescue``
+        where a doubled hand is rescued; None: wherever that is worth more than standing."""
         r = self.rules
         c = self.comps
         rows = self.rows(ctx)
@@ -408,9 +414,12 @@ class Game:
                 arr1[idx], sarr1[idx] = v, sv
                 arr2[idx], sarr2[idx] = stand2, pn
                 if r.double_rescue:  # 12: forfeit the original wager instead of standing
-                    rescue = -rows.f[idx]
-                    better = rescue > stand2
-                    arr2[idx] = np.where(better, rescue, stand2)
+                    forfeit = -rows.f[idx]
+                    if rescue is None:
+                        better = forfeit > stand2
+                    else:
+                        better = np.broadcast_to(rescue[int(_soft), t][None, :], stand2.shape)
+                    arr2[idx] = np.where(better, forfeit, stand2)
                     sarr2[idx] = np.where(better, 0.0, pn)
         return Values(act, sact, choice, node, snode, arr1, sarr1, arr2, sarr2, avg_prem)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from pontoon.analysis.chart import PAIR_ROWS, ROWS, UP_COLUMNS, UP_VALUES, Chart
+from pontoon.analysis.chart import PAIR_ROWS, RESCUE_ROWS, ROWS, UP_COLUMNS, UP_VALUES, Chart
 from pontoon.analysis.report import HandReport, Report
 from pontoon.errors import PontoonError
 from pontoon.rules import RuleSet
@@ -30,6 +30,9 @@ LEGEND = {
     "Rs": "surrender, else stand",
     "Rp": "surrender, else split",
 }
+
+RESCUE_COLOUR = "#9b2226"
+RESCUE_LEGEND = "R rescue a doubled hand (forfeit the original wager), S stand"
 
 
 def rules_line(rules: RuleSet) -> str:
@@ -93,7 +96,13 @@ def chart_text(chart: Chart, rules: RuleSet, ev: float | None = None) -> str:
     lines = [head, "hand  " + " ".join(f"{c:>3}" for c in UP_COLUMNS)]
     for row in ROWS:
         lines.append(f"{row:<5} " + " ".join(f"{chart.code(row, v):>3}" for v in UP_VALUES))
+    if chart.has_rescues:
+        lines.append("After a double (12), by the hand's final total:")
+        for row in RESCUE_ROWS:
+            lines.append(f"{row:<5} " + " ".join(f"{chart.code(row, v):>3}" for v in UP_VALUES))
     lines.append("  " + "; ".join(f"{k} {v}" for k, v in LEGEND.items()))
+    if chart.has_rescues:
+        lines.append(f"  X rows: {RESCUE_LEGEND}")
     return "\n".join(lines) + "\n"
 
 
@@ -118,34 +127,54 @@ def chart_png(chart: Chart, rules: RuleSet, ev: float | None, path: str) -> None
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
-    fig, ax = plt.subplots(figsize=(8.5, 11))
-    n = len(ROWS)
-    for y, row in enumerate(ROWS):
+    rows = chart.rows()
+    rescues = chart.has_rescues
+    fig, ax = plt.subplots(figsize=(8.5, 14 if rescues else 11))
+    n = len(rows)
+    for y, row in enumerate(rows):
         for x, up in enumerate(UP_VALUES):
             code = chart.code(row, up)
-            ax.add_patch(
-                Rectangle((x, n - 1 - y), 1, 1, facecolor=COLOURS[code], edgecolor="#555555")
+            colour = COLOURS[code]
+            if row in RESCUE_ROWS:  # 12: rescue (R) or stand (S) after a double
+                colour = RESCUE_COLOUR if code == "R" else COLOURS["S"]
+            ax.add_patch(Rectangle((x, n - 1 - y), 1, 1, facecolor=colour, edgecolor="#555555"))
+            ax.text(
+                x + 0.5,
+                n - 0.5 - y,
+                code,
+                ha="center",
+                va="center",
+                fontsize=10,
+                color="white" if colour == RESCUE_COLOUR else "black",
             )
-            ax.text(x + 0.5, n - 0.5 - y, code, ha="center", va="center", fontsize=10)
     ax.set_xlim(0, 10)
     ax.set_ylim(0, n)
     ax.set_xticks([x + 0.5 for x in range(10)], list(UP_COLUMNS))
-    ax.set_yticks([n - 0.5 - y for y in range(n)], [_label(r) for r in ROWS], fontsize=8)
+    ax.set_yticks([n - 0.5 - y for y in range(n)], [_label(r) for r in rows], fontsize=8)
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")
     ax.set_xlabel("Dealer's first card", fontsize=11)
-    ax.set_ylabel("Your hand (H hard total, S soft total, pair)", fontsize=11)
-    for y in (len(ROWS) - 17, len(PAIR_ROWS)):
-        ax.axhline(y, color="black", linewidth=2)
+    label = "Your hand (H hard total, S soft total, pair"
+    label += "; X total after a double)" if rescues else ")"
+    ax.set_ylabel(label, fontsize=11)
+    extra = len(RESCUE_ROWS) if rescues else 0
+    for y in (n - 17, len(PAIR_ROWS) + extra, extra):
+        if y > 0:
+            ax.axhline(y, color="black", linewidth=2)
     title = f"Basic strategy — {rules.name}\n{_wrap(rules_line(rules))}"
     if ev is not None:
         title += f"\nPlayer's expected return {percent(ev)}"
     fig.suptitle(title, fontsize=10)
+    handles = [
+        Patch(facecolor=COLOURS[k], edgecolor="#555555", label=f"{k}: {v}")
+        for k, v in LEGEND.items()
+    ]
+    if rescues:
+        handles.append(
+            Patch(facecolor=RESCUE_COLOUR, edgecolor="#555555", label="X row R: rescue (12)")
+        )
     ax.legend(
-        handles=[
-            Patch(facecolor=COLOURS[k], edgecolor="#555555", label=f"{k}: {v}")
-            for k, v in LEGEND.items()
-        ],
+        handles=handles,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.01),
         ncol=4,

@@ -292,7 +292,7 @@ def hand_values(
             after = f"; after a split {POST_SPLIT_NAMES[post_split]}"
         else:
             post = chart.scores(game.comps, rules.split_by == "rank")
-            base = game.evaluate(ctx, scores=post)
+            base = game.evaluate(ctx, scores=post, rescue=chart.rescues())
             post_split = "cdz"
             follow = f"the chart {chart.name}"
             after = "; after a split the chart"
@@ -327,7 +327,8 @@ def hand_values(
                 if legal[a]:
                     out[name] = float(acts[a] / norm)
             if pair is not None and max_hands(game, pair) >= 2:
-                vals = split_hand_values(game, pair, post, post_split)
+                rescue = chart.rescues() if chart is not None else None
+                vals = split_hand_values(game, pair, post, post_split, rescue)
                 sv = split_value(game, pair, vals).ev[up - 1]
                 out["split"] = float(sv / norm)
                 note += after

@@ -212,13 +212,18 @@ POST_SPLIT_NAMES: Final = {"cdz": "CDZ-", "cdp1": "CDP1", "cdp": "CDP"}
 
 
 def split_hand_values(
-    game: Game, pair: int, post: Floats, post_split: str = "cdz"
+    game: Game,
+    pair: int,
+    post: Floats,
+    post_split: str = "cdz",
+    rescue: np.ndarray | None = None,
 ) -> dict[int, Values]:
     """The split-hand contexts of ``pair`` evaluated, keyed by other pair cards out.
 
     ``cdz``: played by ``post`` (a chart's scores, or the unsplit hand's best play: CDZ-);
     ``cdp``: each context played best for its own shoe (CDP); ``cdp1``: every context played
-    as is best with one other pair card out, the first split (CDP1). Charts use ``cdz``."""
+    as is best with one other pair card out, the first split (CDP1). Charts use ``cdz``, with
+    their ``rescue`` table (12)."""
     ctxs = split_contexts(game, pair)
     if post_split == "cdp":
         return {x.extra: game.evaluate(x) for x in ctxs}
@@ -228,4 +233,4 @@ def split_hand_values(
         return {x.extra: first if x.extra == 1 else game.evaluate(x, scores=scores) for x in ctxs}
     if post_split != "cdz":
         raise ValueError(f"unknown post-split strategy {post_split!r}")
-    return {x.extra: game.evaluate(x, scores=post) for x in ctxs}
+    return {x.extra: game.evaluate(x, scores=post, rescue=rescue) for x in ctxs}

@@ -60,13 +60,6 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
     else:
         chart = Chart.read(args.strategy)
         name = chart.name
-    if rules.double_rescue and args.strategy == "basic":
-        print(
-            "note: double_rescue (12): the chart rescues a doubled hand only where its total's"
-            " cell surrenders (R, Rs); the optimal chart carries no rescues, so the simulated"
-            " return is below `pontoon analyze` (docs/simulate.md, Rescue)",
-            file=sys.stderr,
-        )
     counting = Counting.read(args.count) if args.count else None
     job = Job.build(
         rules,

@@ -42,7 +42,7 @@ SURR_NUM: Final = 12
 SURR_DEN: Final = 13
 DOUBLE_ON: Final = 14  # 0 any-two, 1 any-number, 2 9-11, 3 10-11 (12)
 DAS: Final = 15
-RESCUE: Final = 16  # 12: a doubled hand is rescued where its total's cell surrenders
+RESCUE: Final = 16  # 12: a doubled hand is rescued where the chart's rescue table says
 SPLIT_MAX: Final = 17  # 13
 SPLIT_BY_VALUE: Final = 18
 RSA: Final = 19
@@ -238,9 +238,12 @@ def preferences() -> IntArray:
     return out
 
 
-def compile_chart(chart: Chart) -> tuple[IntArray, IntArray]:
-    """(totals, pairs): ``totals[soft, total, up - 1]`` and ``pairs[value - 1, up - 1]`` hold
-    the index of the cell's code in :data:`~pontoon.analysis.chart.CODES`."""
+def compile_chart(chart: Chart) -> tuple[IntArray, IntArray, IntArray]:
+    """(totals, pairs, rescues): ``totals[soft, total, up - 1]`` and ``pairs[value - 1, up - 1]``
+    hold the index of the cell's code in :data:`~pontoon.analysis.chart.CODES`;
+    ``rescues[soft, total, up - 1]`` is 1 where a doubled hand still open after its card is
+    rescued under ``double_rescue`` (12): the chart's rescue rows, or where a chart without
+    them surrenders first (:meth:`~pontoon.analysis.chart.Chart.rescues`)."""
     totals = np.zeros((2, 22, 10), dtype=np.int64)
     for soft in (0, 1):
         for t in range(22):
@@ -251,4 +254,5 @@ def compile_chart(chart: Chart) -> tuple[IntArray, IntArray]:
     for v in range(1, 11):
         for up in range(1, 11):
             pairs[v - 1, up - 1] = CODES.index(chart.code(pair_row(v), up))
-    return totals, pairs
+    rescues = chart.rescues().astype(np.int64)
+    return totals, pairs, rescues

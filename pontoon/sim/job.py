@@ -32,6 +32,7 @@ class Job:
     pairs: IntArray
     prefs: IntArray
     template: IntArray
+    rescues: IntArray  # 12: [soft, total, up - 1], compile_chart
     boxes: int = 1
     wager: int = 500
     others: bool = True
@@ -64,7 +65,7 @@ class Job:
             raise InputError("--hands-per-session and --bankroll must not be negative")
         if hands_per_session and bankroll < wager:
             raise InputError("--hands-per-session needs --bankroll of at least one wager")
-        totals, pairs = C.compile_chart(chart)
+        totals, pairs, rescues = C.compile_chart(chart)
         lo = bankroll // wager + 10
         bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
         tags = np.zeros(52, np.int64)
@@ -78,6 +79,7 @@ class Job:
             pairs,
             C.preferences(),
             C.template(rules),
+            rescues,
             boxes,
             wager,
             others,
@@ -142,6 +144,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         job.params,
         job.totals,
         job.pairs,
+        job.rescues,
         job.prefs,
         job.template,
         job.tags,

@@ -269,12 +269,9 @@ def _decisions(tot, pairs, pref, rules):
     ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
     ((((two cards) * 2 + from a split) * 2 + split aces) * 2 + acted) * 4 + hands - 1:
     everything :func:`_legal` reads of a hand that has not doubled (a doubled hand has
-    stood). ``rescues[soft, total, up - 1]``: under ``double_rescue`` (12), whether a doubled
-    hand still open after its card is rescued: where its total's cell asks to surrender first
-    (R, Rs), the rescue being the surrender of a doubled hand; else it stands."""
+    stood or been rescued, as the chart's rescue table says: ``compile_chart``)."""
     moves = np.empty((64, 2, 22, 10), np.int8)
     pair_moves = np.empty((64, 10, 10), np.int8)
-    rescues = np.zeros((2, 22, 10), np.int8)
     for ctx in range(64):
         nhb = ctx % 4 + 1
         ac = (ctx >> 2) & 1
@@ -287,7 +284,6 @@ def _decisions(tot, pairs, pref, rules):
                     moves[ctx, soft, t, up - 1] = _choose(
                         n, t, soft, fs, sa, False, 0, nhb, up, ac, rules, tot, pairs, pref
                     )
-                    rescues[soft, t, up - 1] = pref[tot[soft, t, up - 1], 0] == C.SURRENDER_ACTION
             for pv in range(1, 11):
                 t = 12 if pv == 1 else 2 * pv
                 pair_moves[ctx, pv - 1, up - 1] = _choose(
@@ -306,7 +302,7 @@ def _decisions(tot, pairs, pref, rules):
                     pairs,
                     pref,
                 )
-    return moves, pair_moves, rescues
+    return moves, pair_moves
 
 
 @njit(cache=True)
@@ -409,6 +405,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         P,
         tot,
         pairs,
+        rescues,
         pref,
         tmpl,
         tags,
@@ -470,7 +467,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         sb_small = P[C.SB_SMALL]
         sb_others = P[C.SB_OTHERS]
 
-        moves, pair_moves, rescues = _decisions(tot, pairs, pref, rules)
+        moves, pair_moves = _decisions(tot, pairs, pref, rules)
         shoe = np.empty(ntmpl, np.int64)
         rank = np.empty(52, np.int64)  # a card code's rank - 1 and value (A = 1, tens = 10)
         value = np.empty(52, np.int64)
@@ -723,7 +720,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                             upv - 1,
                                         ]
                                     ):
-                                        # 12: the rescue, where the total's cell asks to surrender:
+                                        # 12: the rescue, where the chart's rescue table says:
                                         # the original wager is lost, the double comes back
                                         cats[K_RESCUE] += play
                                         net[b] -= amount[s]

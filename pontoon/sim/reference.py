@@ -5,7 +5,9 @@ tested against (``tests/test_sim_equivalence.py``).
 kernel's (:class:`pontoon.sim.rng.KernelShuffler`), seats one player per box with the job's
 wager, and plays the chart through :class:`pontoon.round.Round` exactly as the kernel reads
 it: the pair's row (when the two cards may be split), then the total's row, each cell a
-preference order of which the first legal action is taken; insurance is declined.
+preference order of which the first legal action is taken; a doubled hand open after its card
+is rescued where the chart's rescue table says (:meth:`Chart.rescues`, 12), else it stands;
+insurance is declined.
 """
 
 from __future__ import annotations
@@ -27,18 +29,22 @@ def _wishes(code: str) -> list[str]:
     return [ACTION_NAMES[a] for a in _PREFS[CODES.index(code)] if a >= 0]
 
 
-def chart_move(rnd: Round, chart: Chart) -> Move:
-    """The chart's move for the hand in turn: the first legal action the cells ask for."""
+def chart_move(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> Move:
+    """The chart's move for the hand in turn: the first legal action the cells ask for
+    (``rescues``: the chart's rescue table, computed once by the caller if given)."""
     cur = rnd.current()
     assert cur is not None
     box, hand = cur
     up = rnd.dealer[0].value
     wish: list[str] = []
-    if len(hand.cards) == 2 and is_pair(hand.cards[0], hand.cards[1], rnd.rules.split_by):
-        wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
-    wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
-    if hand.doubled:  # 12: a doubled hand's surrender is the rescue
-        wish = ["rescue" if a == "surrender" else a for a in wish]
+    if hand.doubled:  # 12: a doubled hand still open after its card: rescue or stand
+        table = chart.rescues() if rescues is None else rescues
+        if table[int(is_soft(hand.cards)), total(hand.cards), up - 1]:
+            wish.append("rescue")
+    else:
+        if len(hand.cards) == 2 and is_pair(hand.cards[0], hand.cards[1], rnd.rules.split_by):
+            wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
+        wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
     for action in (*wish, "hit", "stand"):
         move = Move(action, box.number)
         if rnd.can(move):
@@ -51,6 +57,7 @@ def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
     shoe = Shoe(job.rules, KernelShuffler(key))
     players = [f"p{b}" for b in range(1, job.boxes + 1)]
     out = np.zeros((rounds, job.boxes), np.int64)
+    rescues = chart.rescues()
     for r in range(rounds):
         rnd = Round(job.rules, shoe)
         for b, p in enumerate(players, start=1):
@@ -60,6 +67,6 @@ def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
             if rnd.phase == INSURANCE or rnd.follow_ups is not None:
                 rnd.apply_defaults()
             else:
-                rnd.apply(chart_move(rnd, chart))
+                rnd.apply(chart_move(rnd, chart, rescues))
         out[r] = [rnd.net(p) for p in players]
     return out
