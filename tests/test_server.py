@@ -19,7 +19,14 @@ from pontoon.rules import load_rules
 from pontoon.server.app import create_app
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
-from tests.test_server_helpers import SUPERVISOR, Player, serving, stacked
+from tests.test_server_helpers import (
+    SUPERVISOR,
+    Player,
+    free_port,
+    serving,
+    stacked,
+    start_server,
+)
 
 # Draw order: burn, box 1, box 2, dealer, box 1, box 2, then the play (see test_full_round)
 ROUND = ["4D", "8S", "5C", "AS", "8H", "6D", "7C", "KD", "9H", "9C", "6S", "2C"]
@@ -303,34 +310,12 @@ def test_serve_defaults() -> None:
 
 
 def test_pontoon_serve_prints_its_url_and_serves(tmp_path: Path) -> None:
-    import socket
-    import subprocess
-    import sys
-
     import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port)],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    port = free_port()
+    proc = start_server(tmp_path, port, [])  # checks the URL it prints
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert f"http://127.0.0.1:{port}/" in line
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        r = httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=5)
         assert [t["name"] for t in r.json()] == ["kauri", "rimu"]
         assert (tmp_path / "pontoon.db").exists()  # the embedded default store
     finally:
@@ -359,30 +344,15 @@ def test_one_player_holds_several_boxes(client: TestClient, db: Path) -> None:
 def test_sigkilled_server_resumes_its_round(tmp_path: Path) -> None:
     import json
     import signal
-    import socket
     import subprocess
-    import sys
 
     import httpx
     from websockets.sync.client import connect
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port)]
-    cmd += ["--supervisor-token", SUPERVISOR, "--table", "kauri"]
+    port = free_port()
 
     def start() -> subprocess.Popen[str]:
-        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None and "http://" in proc.stdout.readline()
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
-                return proc
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        return start_server(tmp_path, port, ["--supervisor-token", SUPERVISOR, "--table", "kauri"])
 
     def state(token: str) -> dict[str, Any]:
         r = httpx.get(f"http://127.0.0.1:{port}/api/tables/kauri/state?token={token}")

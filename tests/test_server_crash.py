@@ -9,10 +9,8 @@ import asyncio
 import json
 import random
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,32 +23,16 @@ import httpx
 import websockets
 
 from pontoon.cli import main
+from tests.test_server_helpers import free_port, start_server
 
 TABLES = ("t1", "t2", "t3", "t4")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _start(cwd: Path, port: int) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port)]
-    cmd += ["--supervisor-token", "sup", "--bankroll", "10000000"]
+    options = ["--supervisor-token", "sup", "--bankroll", "10000000"]
     for t in TABLES:
-        cmd += ["--table", t]
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and "http://" in proc.stdout.readline()
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
-            return proc
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.1)
+        options += ["--table", t]
+    return start_server(cwd, port, options)
 
 
 async def _play(port: int, table: str, token: str, acked: dict[str, int], stop: float) -> None:
@@ -106,7 +88,7 @@ def _recorded(db: Path) -> dict[str, int]:
 
 @pytest.mark.slow
 def test_a_sigkilled_server_lost_no_acknowledged_decision(tmp_path: Path) -> None:
-    port = _port()
+    port = free_port()
     proc = _start(tmp_path, port)
     acked = {t: 0 for t in TABLES}
     try:

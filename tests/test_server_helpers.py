@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 SUPERVISOR = "supervisor-secret-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def start_server(cwd: Path, port: int, options: Sequence[str]) -> subprocess.Popen[str]:
+    """``pontoon serve`` in a process of its own, once it answers HTTP."""
+    import httpx
+
+    cmd = [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port), *options]
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and f"http://127.0.0.1:{port}/" in proc.stdout.readline()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
+            return proc
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
 
 
 class Stacked:
