@@ -191,8 +191,8 @@ def _check_missed_insurance(rnd: Round, op: Irregularity, box: Box | None, rule:
 
 
 def apply(rnd: Round, op: Irregularity) -> None:
-    """Apply ``op`` to the round, or raise and change nothing."""
-    check(rnd, op)
+    """Apply ``op``, which :func:`check` has allowed, to the round (through
+    :meth:`Round.apply_irregularity`, which undoes it should it fail part-way)."""
     rule = rule_of(rnd, op)
     kind = op.kind
     card: Card | None = None
