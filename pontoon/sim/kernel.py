@@ -495,7 +495,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         pos = 0
         ncards = 0
         bcut = 0  # cards behind the cutting card
-        cutr = False  # the cutting card has come out (8.7)
+        cutr = False  # the cutting card came out before a 16.7 reshuffle of the discards
         nshuf = 0  # shuffles so far: each has its own stream
         rs = U64(0)  # the stream's state
         fy = 0  # shoe[:fy] are shuffled (Fisher-Yates from the front), shoe[fy:] not yet
@@ -508,7 +508,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         sq_sum = 0.0
         wagered = 0
         for r in range(nrounds):
-            # 7, 8.7, 8.8: reshuffle before the round
+            # 7, 8.7, 8.8: reshuffle before the round if the cutting card has come out or is
+            # next; the cards are dealt in order, so it has come out if and only if the
+            # last card dealt, shoe[pos - 1], lay at or behind it (no check at every draw)
             if nshuf == 0 or cutr or ncards - pos <= bcut:
                 shoe[:ntmpl] = tmpl
                 ncards = ntmpl
@@ -520,7 +522,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                 cats[K_SHUFFLE] += 1
                 # every card in front of the cutting card will be dealt: shuffle them now
                 fy, rs = _shuffle(shoe, 0, ncards - bcut, ncards, rs)
-                if burn:  # 8.1: popped without the cutting-card check
+                if burn:  # 8.1: the burn card (a round's cards follow it: no check needed)
                     pos = 1
                 seen = pos
                 rc = 0
@@ -579,6 +581,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             for x in range(seen, pos):
                                 rc += tags[shoe[x]]
                         ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                        cutr = cutr or bcut >= 1  # every card was dealt
                         pos = 0
                         seen = 0
                         bcut = 0
@@ -588,7 +591,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                     fy, rs = _shuffle(
                         shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
                     )
-                cutr = cutr or ncards - pos <= bcut
                 c = shoe[pos]
                 pos += 1
                 # ----
@@ -652,6 +654,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                         ncards = _refill(
                                             tmpl, shoe, hc, hn, disc, nh, order, boxes, hole
                                         )
+                                        cutr = cutr or bcut >= 1  # every card was dealt
                                         pos = 0
                                         seen = 0
                                         bcut = 0
@@ -665,7 +668,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                         ncards,
                                         rs,
                                     )
-                                cutr = cutr or ncards - pos <= bcut
                                 c = shoe[pos]
                                 pos += 1
                                 # ----
@@ -828,6 +830,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                     for x in range(seen, pos):
                                         rc += tags[shoe[x]]
                                 ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                                cutr = cutr or bcut >= 1  # every card was dealt
                                 pos = 0
                                 seen = 0
                                 bcut = 0
@@ -837,7 +840,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             fy, rs = _shuffle(
                                 shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
                             )
-                        cutr = cutr or ncards - pos <= bcut
                         c = shoe[pos]
                         pos += 1
                         # ----
