@@ -1,6 +1,7 @@
 """Rounds per second of the Monte Carlo kernel (issue 5): one box, the optimal basic chart,
 after compilation, on one core; then the speed-up of two local worker processes and (without
-``--quick``) a Dask LocalCluster of two workers against the same two local processes.
+``--quick``) a Dask LocalCluster of two workers against the same two local processes
+(128,000,000 rounds, best of two runs each).
 
 Prints a line per measurement, then one JSON object as the last line (INTERFACES.md,
 Benchmarks) with ``classic_rounds_per_second_per_core`` and
@@ -47,7 +48,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short run")
     args = parser.parse_args()
     per_core = 4_000_000 if args.quick else 20_000_000
-    scaled = 8_000_000 if args.quick else 64_000_000
+    scaled = 8_000_000 if args.quick else 128_000_000
 
     out: dict[str, object] = {"bench": "simulate", "load_average_at_start": os.getloadavg()[0]}
     jobs = {}
@@ -65,28 +66,37 @@ def main() -> None:
         )
 
     job = jobs["nz-pontoon"]
-    one = simulate(job, scaled, 1, workers=1, progress=False)
-    two = simulate(job, scaled, 1, workers=2, progress=False)
-    out["one_worker_rounds_per_second"] = round(one.rounds_per_second)
-    out["two_workers_rounds_per_second"] = round(two.rounds_per_second)
-    out["two_worker_speedup"] = round(two.rounds_per_second / one.rounds_per_second, 3)
+    runs = 1 if args.quick else 2  # the best of two: one run is moved by other jobs' seconds
+    one = max(
+        simulate(job, scaled, 1, workers=1, progress=False).rounds_per_second for _ in range(runs)
+    )
+    two = max(
+        simulate(job, scaled, 1, workers=2, progress=False).rounds_per_second for _ in range(runs)
+    )
+    out["one_worker_rounds_per_second"] = round(one)
+    out["two_workers_rounds_per_second"] = round(two)
+    out["two_worker_speedup"] = round(two / one, 3)
     print(
-        f"nz-pontoon, {scaled:,} rounds: 1 worker {one.rounds_per_second / 1e6:.2f} M/s, "
-        f"2 workers {two.rounds_per_second / 1e6:.2f} M/s "
-        f"(x{out['two_worker_speedup']})"
+        f"nz-pontoon, {scaled:,} rounds (best of {runs}): 1 worker {one / 1e6:.2f} M/s, "
+        f"2 workers {two / 1e6:.2f} M/s (x{out['two_worker_speedup']})"
     )
     if not args.quick:
         from distributed import Client, LocalCluster
 
+        # started after the local runs: an idle cluster's housekeeping takes CPU time too
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
+            address = cluster.scheduler_address
             with Client(cluster) as client:  # type: ignore[no-untyped-call]
                 client.run(run_chunk, job, 1, 1000)  # every worker loads the kernel, as above
-            simulate(job, 2_000_000, 2, scheduler=cluster.scheduler_address, progress=False)
-            dask = simulate(job, scaled, 1, scheduler=cluster.scheduler_address, progress=False)
-        out["dask_two_workers_rounds_per_second"] = round(dask.rounds_per_second)
-        out["dask_vs_local"] = round(dask.rounds_per_second / two.rounds_per_second, 3)
+            simulate(job, 2_000_000, 2, scheduler=address, progress=False)
+            dask = max(
+                simulate(job, scaled, 1, scheduler=address, progress=False).rounds_per_second
+                for _ in range(runs)
+            )
+        out["dask_two_workers_rounds_per_second"] = round(dask)
+        out["dask_vs_local"] = round(dask / two, 3)
         print(
-            f"Dask LocalCluster, 2 workers: {dask.rounds_per_second / 1e6:.2f} M/s "
+            f"Dask LocalCluster, 2 workers (best of {runs}): {dask / 1e6:.2f} M/s "
             f"(x{out['dask_vs_local']} of local processes)"
         )
     out["load_average_at_end"] = os.getloadavg()[0]

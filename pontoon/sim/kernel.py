@@ -400,7 +400,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         others,
     ) = spec
 
-    @njit(cache=True)
+    @njit(cache=True, nogil=True)
     def run_chunk(
         P,
         tot,

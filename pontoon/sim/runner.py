@@ -126,9 +126,10 @@ def _dask(
         futures = client.map(_task, [shared] * len(keys), keys, sizes, pure=False)
         index = {f.key: (i, n) for i, (f, n) in enumerate(zip(futures, sizes, strict=True))}
         out: dict[int, ChunkResult] = {}
-        for fut in dask_completed(futures):  # type: ignore[no-untyped-call]
+        # results come with their completion, gathered in batches (no round trip each)
+        for fut, result in dask_completed(futures, with_results=True):  # type: ignore[no-untyped-call]
             i, n = index[fut.key]
-            out[i] = fut.result()
+            out[i] = result
             advance(n)
     return [out[i] for i in range(len(sizes))]
 
