@@ -28,9 +28,8 @@ class Job:
 
     rules: RuleSet
     params: IntArray
-    totals: IntArray
-    pairs: IntArray
-    prefs: IntArray
+    moves: IntArray  # the chart's move in every context (kernel.decisions)
+    pair_moves: IntArray
     template: IntArray
     rescues: IntArray  # 12: [soft, total, up - 1], compile_chart
     boxes: int = 1
@@ -65,7 +64,11 @@ class Job:
             raise InputError("--hands-per-session and --bankroll must not be negative")
         if hands_per_session and bankroll < wager:
             raise InputError("--hands-per-session needs --bankroll of at least one wager")
+        from pontoon.sim import kernel as K
+
+        params = C.compile_rules(rules)
         totals, pairs, rescues = C.compile_chart(chart)
+        moves, pair_moves = K.decisions(params, totals, pairs)
         lo = bankroll // wager + 10
         bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
         tags = np.zeros(52, np.int64)
@@ -74,10 +77,9 @@ class Job:
             tags, ramp = counting.tags, counting.ramp
         return cls(
             rules,
-            C.compile_rules(rules),
-            totals,
-            pairs,
-            C.preferences(),
+            params,
+            moves,
+            pair_moves,
             C.template(rules),
             rescues,
             boxes,
@@ -142,10 +144,9 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
     nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
     K.kernel_for(K.specialisation(job.params, opts, job.boxes))(
         job.params,
-        job.totals,
-        job.pairs,
+        job.moves,
+        job.pair_moves,
         job.rescues,
-        job.prefs,
         job.template,
         job.tags,
         job.ramp,

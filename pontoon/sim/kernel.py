@@ -4,7 +4,8 @@
 and never insures.
 
 The rules come in as the array of :func:`pontoon.sim.compiled.compile_rules`; the chart as
-the tables of :func:`~pontoon.sim.compiled.compile_chart`. Money is whole cents, odds are
+the move tables that :func:`decisions` builds once per job from the rules and the tables of
+:func:`~pontoon.sim.compiled.compile_chart`. Money is whole cents, odds are
 fractions and payments are rounded down (``amount * num // den``), as in
 :mod:`pontoon.settlement`. The shoe is :class:`pontoon.shoe.Shoe`'s: shuffle, cutting card,
 burn card (8.1), reshuffle before a round after the cutting card came out (8.7) or when it is
@@ -305,6 +306,15 @@ def _decisions(tot, pairs, pref, rules):
     return moves, pair_moves
 
 
+def decisions(P: Any, totals: Any, pairs: Any) -> tuple[Any, Any]:
+    """The move tables of :func:`_decisions` for the compiled rule set ``P`` and the chart's
+    tables (:func:`pontoon.sim.compiled.compile_chart`), built once per job."""
+    rules = tuple(
+        int(P[i]) for i in (C.HSA, C.MUST_DRAW, C.DAS, C.DOUBLE_ON, C.SPLIT_MAX, C.RSA, C.SURRENDER)
+    )
+    return _decisions(totals, pairs, C.preferences(), rules)
+
+
 @njit(cache=True)
 def _record_session(acc, shist, snet, wager, soff, sbins, ruined):
     acc[A_SESSIONS] += 1
@@ -403,10 +413,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
     @njit(cache=True, nogil=True)
     def run_chunk(
         P,
-        tot,
-        pairs,
+        moves,
+        pair_moves,
         rescues,
-        pref,
         tmpl,
         tags,
         ramp,
@@ -450,15 +459,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
             P[C.ODDS + 17],
         )
         bonus = (bonuses, bonus_on_double)
-        rules = (
-            P[C.HSA],
-            P[C.MUST_DRAW],
-            P[C.DAS],
-            P[C.DOUBLE_ON],
-            P[C.SPLIT_MAX],
-            P[C.RSA],
-            P[C.SURRENDER],
-        )
         surr_num = P[C.SURR_NUM]
         surr_den = P[C.SURR_DEN]
         sb_min = P[C.SB_MIN]
@@ -467,7 +467,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         sb_small = P[C.SB_SMALL]
         sb_others = P[C.SB_OTHERS]
 
-        moves, pair_moves = _decisions(tot, pairs, pref, rules)
         shoe = np.empty(ntmpl, np.int64)
         rank = np.empty(52, np.int64)  # a card code's rank - 1 and value (A = 1, tens = 10)
         value = np.empty(52, np.int64)
