@@ -51,6 +51,19 @@ def _task(job: Job, key: int, rounds: int) -> ChunkResult:
     return run_chunk(job, key, rounds)[0]
 
 
+_worker_job: Job | None = None  # a local worker's job, given once when the pool starts
+
+
+def _set_job(job: Job) -> None:
+    global _worker_job
+    _worker_job = job
+
+
+def _local_task(key: int, rounds: int) -> ChunkResult:
+    assert _worker_job is not None
+    return run_chunk(_worker_job, key, rounds)[0]
+
+
 Progress = Callable[[int], None]
 
 
@@ -97,9 +110,11 @@ def _local(
 ) -> list[ChunkResult]:
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     out: dict[int, ChunkResult] = {}
-    with ProcessPoolExecutor(max_workers=min(workers, len(sizes)), mp_context=ctx) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(sizes)), mp_context=ctx, initializer=_set_job, initargs=(job,)
+    ) as pool:
         futures = {
-            pool.submit(_task, job, key, n): (i, n)
+            pool.submit(_local_task, key, n): (i, n)
             for i, (key, n) in enumerate(zip(keys, sizes, strict=True))
         }
         for fut in as_completed(futures):
