@@ -1,8 +1,7 @@
 """Rounds per second of the Monte Carlo kernel (issue 5): one box, the optimal basic chart,
 after compilation, on one core; then the speed-up of two local worker processes and (without
 ``--quick``) a Dask LocalCluster of two workers against the same two local processes
-(128,000,000 rounds, best of two runs each), with Dask's default configuration and with the
-one docs/simulate.md recommends for simulation clusters (``DASK_SIMULATION_CONFIG``).
+(128,000,000 rounds, best of two runs each).
 
 Prints a line per measurement, then one JSON object as the last line (INTERFACES.md,
 Benchmarks) with ``classic_rounds_per_second_per_core`` and
@@ -21,7 +20,7 @@ import time
 from pontoon.analysis import analyze
 from pontoon.rules import load_rules
 from pontoon.sim.job import Job, run_chunk
-from pontoon.sim.runner import DASK_SIMULATION_CONFIG, simulate
+from pontoon.sim.runner import simulate
 
 
 def job_for(preset: str) -> Job:
@@ -44,16 +43,12 @@ def one_core(job: Job, rounds: int) -> tuple[float, float]:
     return best, best_cpu
 
 
-def dask_rate(job: Job, rounds: int, runs: int, config: dict[str, object]) -> float:
-    """The best of ``runs`` runs on a Dask LocalCluster of two one-thread workers started with
-    the Dask configuration ``config``, in rounds per second."""
-    import dask
+def dask_rate(job: Job, rounds: int, runs: int) -> float:
+    """The best of ``runs`` runs on a Dask LocalCluster of two one-thread workers, in rounds
+    per second."""
     from distributed import Client, LocalCluster
 
-    with (
-        dask.config.set(config),
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster,  # type: ignore[no-untyped-call]
-    ):
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:  # type: ignore[no-untyped-call]
         address = cluster.scheduler_address
         with Client(cluster) as client:  # type: ignore[no-untyped-call]
             client.run(run_chunk, job, 1, 1000)  # every worker loads the kernel, as above
@@ -101,15 +96,13 @@ def main() -> None:
     )
     if not args.quick:
         # started after the local runs: an idle cluster's housekeeping takes CPU time too
-        for name, config in (("default", {}), ("simulation", DASK_SIMULATION_CONFIG)):
-            dask = dask_rate(job, scaled, runs, config)
-            key = "dask_vs_local" if name == "simulation" else "dask_default_config_vs_local"
-            out[key] = round(dask / two, 3)
-            out[key.replace("vs_local", "rounds_per_second")] = round(dask)
-            print(
-                f"Dask LocalCluster, 2 workers, {name} configuration (best of {runs}): "
-                f"{dask / 1e6:.2f} M/s (x{out[key]} of local processes)"
-            )
+        dask = dask_rate(job, scaled, runs)
+        out["dask_two_workers_rounds_per_second"] = round(dask)
+        out["dask_vs_local"] = round(dask / two, 3)
+        print(
+            f"Dask LocalCluster, 2 workers (best of {runs}): {dask / 1e6:.2f} M/s "
+            f"(x{out['dask_vs_local']} of local processes)"
+        )
     out["load_average_at_end"] = os.getloadavg()[0]
     out["rounds_per_core_run"] = per_core
     out["cores"] = 1

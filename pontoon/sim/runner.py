@@ -15,21 +15,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 
 from pontoon.errors import InputError
 from pontoon.sim.job import ChunkResult, Job, run_chunk
-
-# Dask settings for a cluster that runs simulations (docs/simulate.md): a worker's statistical
-# profiler, its 20 ms event-loop tick and its system monitor take about 5 % of a core each
-# worker, taken from the kernels when the workers have every core; these keep it near 2 %.
-DASK_SIMULATION_CONFIG: Final = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.tick.interval": "500ms",
-    "distributed.admin.system-monitor.interval": "5s",
-}
 
 
 def chunk_keys(seed: int, chunks: int) -> list[int]:
