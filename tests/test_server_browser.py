@@ -4,11 +4,13 @@ directory. Skipped only when /usr/bin/chromium is absent (.ci/run installs it)."
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,10 @@ pytest.importorskip("fastapi")
 pytest.importorskip("playwright")
 
 import uvicorn
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page, Route, sync_playwright
 
 from pontoon.cli import main
-from pontoon.rules import load_rules
+from pontoon.rules import RuleSet, load_rules
 from pontoon.server.app import create_app
 from pontoon.server.table import TableConfig
 from tests.test_server import ROUND
@@ -50,13 +52,13 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    db = tmp_path / "browser.db"
-    rules = load_rules("nz-pontoon")
+@contextmanager
+def _serving(db: Path, rules: RuleSet, cards: list[str]) -> Iterator[str]:
+    """The table ``kauri`` served by uvicorn in a thread, its first shoe stacked with
+    ``cards``; yields the page's URL."""
     app = create_app(
         f"sqlite:///{db}",
-        [TableConfig("kauri", rules, 60.0, 60.0, 100_000, stacked(ROUND))],
+        [TableConfig("kauri", rules, 60.0, 60.0, 100_000, stacked(cards))],
         SUPERVISOR,
     )
     port = _free_port()
@@ -67,9 +69,18 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     while not srv.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert srv.started
-    yield f"http://127.0.0.1:{port}/", db
-    srv.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    db = tmp_path / "browser.db"
+    with _serving(db, load_rules("nz-pontoon"), ROUND) as url:
+        yield url, db
 
 
 @pytest.fixture
@@ -178,3 +189,53 @@ def test_three_players_play_a_round_in_the_browser(
         cat.screenshot(path=str(artifacts / "7-left.png"))
         browser.close()
     assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
+
+
+def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: Path) -> None:
+    """12 (double_rescue): a doubled hand that has its card and is still open is rescued or
+    stands, by the chart's rescue row of its total (``X14``); a chart without those rows
+    rescues where the total's row surrenders first, and ``H14`` against a K hits: stand."""
+    # burn, box 1, dealer, box 1, the double's card: ana 6 5 doubles against a K, gets a 3
+    rules = load_rules("nz-pontoon", {"double_rescue": True})
+    with (
+        _serving(tmp_path / "rescue.db", rules, ["4D", "6S", "KD", "5C", "3H"]) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ana = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        ana.goto(url)
+        ana.fill("#player-name", "ana")
+        ana.click("#join-button")
+        ana.wait_for_selector("body[data-version]")
+        _step(ana, lambda: ana.click('.box[data-box="1"]'))
+        _step(ana, lambda: ana.keyboard.press("Enter"))  # deal
+        ana.check("#hint-toggle")
+        hint = "document.getElementById('hint').textContent"
+        ana.wait_for_function(f"{hint} === 'hint: double (else hit) (H11 v K)'", timeout=60_000)
+        _step(ana, lambda: ana.keyboard.press("d"))
+        ana.wait_for_selector('button[data-action="rescue"]')
+        ana.wait_for_function(f"{hint} === 'hint: rescue (X14 v K)'", timeout=10_000)
+        ana.screenshot(path=str(artifacts / "rescue-hint.png"))
+        # a second tab of ana's session, its chart served without the rescue rows
+        token = ana.evaluate("sessionStorage.getItem('pontoon-token-kauri')")
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.add_init_script(
+            f"sessionStorage.setItem('pontoon-token-kauri', {json.dumps(token)})"
+        )
+
+        def without_rescue_rows(route: Route) -> None:
+            response = route.fetch()
+            chart = response.json()
+            chart["cells"] = {k: v for k, v in chart["cells"].items() if not k.startswith("X")}
+            route.fulfill(response=response, json=chart)
+
+        context.route("**/api/tables/kauri/chart", without_rescue_rows)
+        tab = context.new_page()
+        tab.goto(url)
+        tab.wait_for_selector('button[data-action="rescue"]')
+        tab.check("#hint-toggle")
+        tab.wait_for_function(f"{hint} === 'hint: stand (H14 v K)'", timeout=10_000)
+        _step(ana, lambda: ana.click('button[data-action="rescue"]'))
+        ana.wait_for_selector("body[data-phase='over']")
+        assert "ana -$10.00" in ana.inner_text("#result")
+        browser.close()

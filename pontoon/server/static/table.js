@@ -250,17 +250,36 @@ function render() {
 let lastHistory = null;
 
 // ------------------------------------------------------------------ strategy hint
-function handRow(cards) {
-  const vals = cards.map((c) => (c[0] === "A" ? 1 : "TJQK".includes(c[0]) ? 10 : Number(c[0])));
-  const hard = vals.reduce((a, b) => a + b, 0);
-  if (cards.length === 2 && vals[0] === vals[1]) return vals[0] === 1 ? "PA" : vals[0] === 10 ? "PT" : `P${vals[0]}`;
+function cardValue(code) { return code[0] === "A" ? 1 : "TJQK".includes(code[0]) ? 10 : Number(code[0]); }
+// The best total of a hand: an ace counts 11 where that does not bust it (a soft total).
+function bestTotal(cards) {
+  const vals = cards.map(cardValue), hard = vals.reduce((a, b) => a + b, 0);
   const soft = vals.includes(1) && hard + 10 <= 21;
-  const t = soft ? hard + 10 : hard;
+  return { total: soft ? hard + 10 : hard, soft };
+}
+function handRow(cards) {
+  const vals = cards.map(cardValue);
+  if (cards.length === 2 && vals[0] === vals[1]) return vals[0] === 1 ? "PA" : vals[0] === 10 ? "PT" : `P${vals[0]}`;
+  const { total: t, soft } = bestTotal(cards);
   if (t >= 21) return null;
   return soft ? `S${Math.max(12, t)}` : `H${Math.max(4, t)}`;
 }
 const HINTS = { H: "hit", S: "stand", D: "double (else hit)", Ds: "double (else stand)",
   P: "split", R: "surrender (else hit)", Rs: "surrender (else stand)", Rp: "surrender (else split)" };
+// The chart's advice for a hand in turn against the dealer's first card `up`, as
+// "hint: ... (row v up)", or "" where the chart has none. A doubled hand still open after its
+// card (12, double_rescue) is rescued or stands: by its rescue row X6...X20 (the best total,
+// soft or hard alike) when the chart has them, else rescued where its total's row surrenders
+// first (R, Rs) -- as pontoon.analysis.chart.Chart.rescues reads a chart.
+function hintText(cells, hand, up) {
+  let row = handRow(hand.cards);
+  if (hand.doubled && row && cells.X6) row = `X${bestTotal(hand.cards).total}`;
+  const code = row && cells[row] ? cells[row][cardValue(up) - 1] : null;
+  if (!code) return "";
+  const advice = !hand.doubled ? HINTS[code] || code
+    : ["R", "Rs"].includes(code) ? "rescue" : "stand";
+  return `hint: ${advice} (${row} v ${up[0]})`;
+}
 async function renderHint() {
   const out = $("hint");
   out.textContent = "";
@@ -272,11 +291,7 @@ async function renderHint() {
     chart = await (await fetch(`/api/tables/${table}/chart`)).json();
   }
   const box = s.boxes.find((b) => b.box === s.awaiting.box);
-  const row = handRow(box.hands[s.awaiting.hand].cards);
-  const up = s.dealer.cards[0][0];
-  const upv = up === "A" ? 1 : "TJQK".includes(up) ? 10 : Number(up);
-  const code = row && chart.cells[row] ? chart.cells[row][upv - 1] : null;
-  out.textContent = code ? `hint: ${HINTS[code] || code} (${row} v ${up})` : "";
+  out.textContent = hintText(chart.cells, box.hands[s.awaiting.hand], s.dealer.cards[0]);
 }
 $("hint-toggle").addEventListener("change", renderHint);
 
