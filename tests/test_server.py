@@ -23,6 +23,7 @@ from tests.test_server_helpers import (
     SUPERVISOR,
     Player,
     free_port,
+    in_thread,
     serving,
     stacked,
     start_server,
@@ -591,7 +592,8 @@ def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
             "player": "ben",
             "cashed_out": 100_000,
         }
-        assert ben.send(type="state")["code"] == "auth"  # his open socket is refused too
+        # his open socket was told at once (and closed): that is what it reads next
+        assert ben.send(type="state") == {"type": "left", "player": "ben", "cashed_out": 100_000}
         ben.close()
         again.close()
     assert _withdrawals(db) == [("ana", balance), ("ben", 100_000)]
@@ -599,6 +601,60 @@ def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
     with serving(_app(db)) as c:  # after a restart: the old token stays refused
         assert c.get(f"/api/tables/kauri/state?token={old}").status_code == 401
         assert sorted(c.get("/api/tables").json()[0]["players"]) == ["ana"]
+
+
+def test_leaving_closes_every_socket_of_the_session_at_once(db: Path) -> None:
+    """Two tabs on one token: the one that leaves is answered ``ok`` and closed, the other is
+    sent ``left`` and closed at once, without a message of its own; a leave over HTTP does the
+    same to every tab of the session. Through uvicorn, as a browser connects."""
+    import json
+
+    import httpx
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import ClientConnection, connect
+
+    def answer(ws: ClientConnection) -> dict[str, Any]:
+        while (m := json.loads(ws.recv(timeout=20)))["type"] == "state":
+            pass
+        return m
+
+    def close_code(ws: ClientConnection) -> int:
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=20)
+        assert closed.value.rcvd is not None
+        return closed.value.rcvd.code
+
+    with in_thread(_app(db)) as host:
+        tokens = {
+            n: httpx.post(f"http://{host}/api/tables/kauri/join", json={"name": n}).json()["token"]
+            for n in ("ana", "ben", "cat")
+        }
+        url = f"ws://{host}/ws/kauri?token="
+        with (
+            connect(url + tokens["ana"]) as ana1,
+            connect(url + tokens["ana"]) as ana2,
+            connect(url + tokens["ben"]) as ben1,
+            connect(url + tokens["ben"]) as ben2,
+            connect(url + tokens["cat"]) as cat,
+        ):
+            for ws in (ana1, ana2, ben1, ben2, cat):
+                assert json.loads(ws.recv(timeout=20))["type"] == "state"
+            ana1.send(json.dumps({"type": "leave", "id": "bye"}))
+            reply = answer(ana1)
+            assert reply["type"] == "ok" and reply["cashed_out"] == 100_000
+            assert close_code(ana1) == 1000
+            assert answer(ana2) == {"type": "left", "player": "ana", "cashed_out": 100_000}
+            assert close_code(ana2) == 1000
+            r = httpx.post(f"http://{host}/api/tables/kauri/leave", json={"token": tokens["ben"]})
+            assert r.status_code == 200
+            for ws in (ben1, ben2):
+                assert answer(ws) == {"type": "left", "player": "ben", "cashed_out": 100_000}
+                assert close_code(ws) == 1000
+            cat.send(json.dumps({"type": "state", "id": "look"}))
+            assert answer(cat)["type"] == "ok"  # the others' leaving closed only theirs
+            assert list(json.loads(cat.recv(timeout=20))["players"]) == ["cat"]
+    assert _withdrawals(db) == [("ana", 100_000), ("ben", 100_000)]
+    _verify(db)
 
 
 def test_a_session_away_too_long_is_closed_and_cashed_out(db: Path) -> None:

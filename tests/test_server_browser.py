@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +16,6 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("playwright")
 
-import uvicorn
 from playwright.sync_api import Page, Route, sync_playwright
 
 from pontoon.cli import main
@@ -27,7 +23,7 @@ from pontoon.rules import RuleSet, load_rules
 from pontoon.server.app import create_app
 from pontoon.server.table import TableConfig
 from tests.test_server import ROUND
-from tests.test_server_helpers import SUPERVISOR, stacked
+from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(
@@ -45,35 +41,13 @@ ARGS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextmanager
 def _serving(db: Path, rules: RuleSet, cards: list[str]) -> Iterator[str]:
-    """The table ``kauri`` served by uvicorn in a thread, its first shoe stacked with
-    ``cards``; yields the page's URL."""
-    app = create_app(
-        f"sqlite:///{db}",
-        [TableConfig("kauri", rules, 60.0, 60.0, 100_000, stacked(cards))],
-        SUPERVISOR,
-    )
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert srv.started
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        srv.should_exit = True
-        thread.join(10)
+    """The table ``kauri`` served in a thread, its first shoe stacked with ``cards``; yields
+    the page's URL."""
+    table = TableConfig("kauri", rules, 60.0, 60.0, 100_000, stacked(cards))
+    with in_thread(create_app(f"sqlite:///{db}", [table], SUPERVISOR)) as host:
+        yield f"http://{host}/"
 
 
 @pytest.fixture
@@ -194,7 +168,8 @@ def test_three_players_play_a_round_in_the_browser(
 def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: Path) -> None:
     """12 (double_rescue): a doubled hand that has its card and is still open is rescued or
     stands, by the chart's rescue row of its total (``X14``); a chart without those rows
-    rescues where the total's row surrenders first, and ``H14`` against a K hits: stand."""
+    rescues where the total's row surrenders first, and ``H14`` against a K hits: stand.
+    The two tabs of the session: leaving in one takes both back to watching at once."""
     # burn, box 1, dealer, box 1, the double's card: ana 6 5 doubles against a K, gets a 3
     rules = load_rules("nz-pontoon", {"double_rescue": True})
     with (
@@ -238,4 +213,8 @@ def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: P
         _step(ana, lambda: ana.click('button[data-action="rescue"]'))
         ana.wait_for_selector("body[data-phase='over']")
         assert "ana -$10.00" in ana.inner_text("#result")
+        ana.click("#leave-button")
+        for page in (ana, tab):
+            page.wait_for_selector("#join:not([hidden])", timeout=10_000)
+            assert "$990.00 cashed out" in page.inner_text("#message")
         browser.close()

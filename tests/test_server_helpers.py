@@ -40,6 +40,28 @@ def start_server(cwd: Path, port: int, options: Sequence[str]) -> subprocess.Pop
             time.sleep(0.1)
 
 
+@contextmanager
+def in_thread(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread of this process; yields its ``host:port``."""
+    import threading
+
+    import uvicorn
+
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.started
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+
+
 class Stacked:
     """A shuffler for tests: the first shuffle puts ``codes`` on top, in order (the first is
     the burn card); later shuffles are seeded."""

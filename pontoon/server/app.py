@@ -15,7 +15,7 @@ import gc
 import json
 import secrets
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from .protocol import (
     Procedure,
     parse,
 )
-from .table import HIDDEN, Refused, Session, Table, TableConfig
+from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
@@ -52,12 +52,23 @@ class _Socket:
     def __init__(self, ws: WebSocket, session: Session) -> None:
         self.ws = ws
         self.session = session
+        self.closed = False  # by the server: nothing is sent after it
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.ws.send_text(json.dumps(message, separators=(",", ":")))
+        await self.send_text(json.dumps(message, separators=(",", ":")))
 
     async def send_text(self, text: str) -> None:
-        await self.ws.send_text(text)
+        if not self.closed:
+            await self.ws.send_text(text)
+
+    async def close(self, code: int, message: dict[str, Any] | None = None) -> None:
+        """Send ``message`` if any, then close the socket with ``code``; only once."""
+        if self.closed:
+            return
+        self.closed = True
+        if message is not None:
+            await self.ws.send_text(json.dumps(message, separators=(",", ":")))
+        await self.ws.close(code=code)
 
 
 class Hub:
@@ -111,17 +122,22 @@ class Hub:
         self.sessions[token] = s
         return s
 
-    async def leave(self, table: Table, name: str) -> int:
+    async def leave(self, table: Table, name: str, sender: Client | None = None) -> int:
         """``name`` leaves ``table`` (its lock held): cashed out, every session of the name
-        closed; :class:`Refused` while the player has a wager in play."""
+        closed and each of their sockets but the ``sender``'s (answered by its handler) told
+        (``left``) and closed at once; :class:`Refused` while the player has a wager in play."""
         amount = await table.leave(name)
         for token, s in list(self.sessions.items()):
             if s.table == table.name and s.name == name and s.role == "player":
                 s.closed = True
                 del self.sessions[token]
+        left = {"type": "left", "player": name, "cashed_out": amount}
         for client in list(table.clients):
             if client.session.closed:
                 table.clients.discard(client)
+                if client is not sender:
+                    with suppress(Exception):  # a broken socket is gone already
+                        await client.close(1000, left)
         return amount
 
     async def expire(self, table: Table) -> list[str]:
@@ -143,10 +159,11 @@ class Hub:
                 await table.broadcast()
         return gone
 
-    async def handle(self, table: Table, session: Session, text: str | bytes) -> dict[str, Any]:
-        """One message: applied (committed, then broadcast) or refused with nothing changed.
-        Returns the reply for the sender."""
+    async def handle(self, table: Table, client: Client, text: str | bytes) -> dict[str, Any]:
+        """One message from ``client``: applied (committed, then broadcast) or refused with
+        nothing changed. Returns the reply for the sender."""
         msg = parse(text)
+        session = client.session
         if session.closed:
             return _error(Refused(UNKNOWN, code="auth"), msg.id)
         if msg.id is not None and msg.id in session.seen:
@@ -154,18 +171,19 @@ class Hub:
         if msg.type in ("state", "ping"):
             return {"type": "ok", "ref": msg.id, "version": table.version, "refresh": True}
         try:
-            return await self._apply(table, session, msg)
+            return await self._apply(table, client, msg)
         except Refused as exc:
             return _error(exc, msg.id)
 
-    async def _apply(self, table: Table, session: Session, msg: Message) -> dict[str, Any]:
+    async def _apply(self, table: Table, client: Client, msg: Message) -> dict[str, Any]:
+        session = client.session
         async with table.lock:
             if session.closed:  # left while this message waited for the lock
                 raise Refused(UNKNOWN, code="auth")
             if isinstance(msg, Leave):
                 if session.role != "player":
                     raise Refused("only a player leaves the table", code="role")
-                amount = await self.leave(table, session.name)
+                amount = await self.leave(table, session.name, client)
                 await table.broadcast()
                 return {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
             v = getattr(msg, "v", None)
@@ -397,14 +415,14 @@ def create_app(
                 try:
                     if len(text) > MAX_MESSAGE:
                         raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
-                    reply = await hub().handle(t, session, text)
+                    reply = await hub().handle(t, client, text)
                 except BadMessage as exc:
                     reply = _error(exc)
-                await client.send(reply)
+                await client.send(reply)  # nothing, when a leave elsewhere closed the socket
                 if reply.get("refresh"):
                     await client.send_text(t.state_text(session))
                 if session.closed:  # left: this token opens nothing any more
-                    await websocket.close(code=1000 if reply["type"] == "ok" else 4401)
+                    await client.close(1000 if reply["type"] == "ok" else 4401)
                     break
         except WebSocketDisconnect:
             pass

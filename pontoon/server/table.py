@@ -83,6 +83,8 @@ class Client(Protocol):
 
     async def send_text(self, text: str) -> None: ...
 
+    async def close(self, code: int, message: dict[str, Any] | None = None) -> None: ...
+
 
 class Refused(Exception):
     """A message refused: nothing changed. ``rule`` names the rule when one applies."""

@@ -88,7 +88,8 @@ function connect(t, tok) {
     else if (m.type === "error") {
       say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
       if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
-    } else if (m.type === "ok" && m.cashed_out !== undefined) {  // left: back to watching
+    } else if (m.type === "left" || (m.type === "ok" && m.cashed_out !== undefined)) {
+      // left, from this tab or another: back to watching
       sessionStorage.removeItem("pontoon-token-" + t);
       token = null; ws = null;
       say(`You left the table: ${money(m.cashed_out)} cashed out`);
