@@ -614,9 +614,10 @@ def test_leaving_closes_every_socket_of_the_session_at_once(db: Path) -> None:
     from websockets.sync.client import ClientConnection, connect
 
     def answer(ws: ClientConnection) -> dict[str, Any]:
-        while (m := json.loads(ws.recv(timeout=20)))["type"] == "state":
-            pass
-        return m
+        while True:
+            m: dict[str, Any] = json.loads(ws.recv(timeout=20))
+            if m["type"] != "state":
+                return m
 
     def close_code(ws: ClientConnection) -> int:
         with pytest.raises(ConnectionClosed) as closed:
@@ -677,6 +678,71 @@ def test_a_session_away_too_long_is_closed_and_cashed_out(db: Path) -> None:
         ben.close()
     assert _withdrawals(db) == [("ana", 100_000), ("ana", 100_000)]
     _verify(db)
+
+
+def test_session_expiry_goes_on_after_an_unexpected_error(
+    db: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An unexpected error in a pass of the expiry task (the store failing, say) is logged,
+    and a later pass still closes a session away too long."""
+    with serving(_app(db, session=0.3)) as c:
+        hub = c.app.state.hub
+        expire = hub.expire
+        failed: list[str] = []
+
+        async def failing_once(table: Any) -> list[str]:
+            if not failed:
+                failed.append(table.name)
+                raise OSError("the store is not there")
+            gone: list[str] = await expire(table)
+            return gone
+
+        ana, ben = Player(c, "kauri", "ana"), Player(c, "kauri", "ben")
+        monkeypatch.setattr(hub, "expire", failing_once)
+        ana.close()
+        deadline = time.monotonic() + 10
+        while "ana" in ben.fresh()["players"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert failed and "ana" not in ben.fresh()["players"]
+        ben.close()
+    assert f"session expiry at table {failed[0]} failed" in caplog.text
+    assert "OSError: the store is not there" in caplog.text  # with its traceback
+    assert _withdrawals(db) == [("ana", 100_000)]
+
+
+def test_the_expiry_task_is_cancelled_even_inside_a_pass() -> None:
+    """The task catches a pass's errors but not its cancellation: the server stopping ends it
+    also while a pass is running."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from pontoon.server.app import _expire_sessions
+
+    async def run() -> None:
+        calls: list[str] = []
+        inside = asyncio.Event()
+
+        async def expire(table: Any) -> list[str]:
+            calls.append(table.name)
+            if len(calls) == 1:
+                raise RuntimeError("an unexpected error")
+            inside.set()
+            await asyncio.sleep(3600)
+            return []
+
+        table = SimpleNamespace(name="kauri", config=SimpleNamespace(session_seconds=0.2))
+        hub: Any = SimpleNamespace(tables={"kauri": table}, expire=expire)
+        task = asyncio.create_task(_expire_sessions(hub))
+        await asyncio.wait_for(inside.wait(), 10)  # a pass after the one that failed
+        task.cancel()
+        await asyncio.wait({task}, timeout=10)
+        assert task.cancelled() and calls == ["kauri", "kauri"]
+
+    loop = asyncio.new_event_loop()  # not asyncio.run: it would wait for a task that goes on
+    try:
+        loop.run_until_complete(run())
+    finally:
+        loop.close()
 
 
 def test_a_failing_test_fails_at_once(db: Path) -> None:

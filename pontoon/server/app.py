@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -46,6 +47,7 @@ from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
 UNKNOWN = "unknown session token for this table"
+log = logging.getLogger(__name__)
 
 
 class _Socket:
@@ -222,13 +224,17 @@ class Hub:
 
 async def _expire_sessions(hub: Hub) -> None:
     """Close the sessions that have been away too long, checked every quarter of the shortest
-    expiry (at most every minute)."""
+    expiry (at most every minute). An unexpected error (the store failing, say) is logged and
+    the next pass tries again: expiry must not stop for the life of the server."""
     shortest = min((t.config.session_seconds for t in hub.tables.values()), default=3600.0)
     every = min(60.0, max(0.05, shortest / 4))
     while True:
         await asyncio.sleep(every)
         for t in hub.tables.values():
-            await hub.expire(t)
+            try:
+                await hub.expire(t)
+            except Exception:  # not CancelledError: the server stopping ends the task
+                log.exception("session expiry at table %s failed; tried again later", t.name)
 
 
 def _error(exc: Exception, ref: Any = None) -> dict[str, Any]:
