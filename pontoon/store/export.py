@@ -3,6 +3,9 @@
 ``DIR/rounds.EXT`` (one row per round, its players' nets in ``players``), ``DIR/events.EXT``
 (every event with its table, seq, round, time and hash) and ``DIR/ledger.EXT`` (every entry).
 The shoe's state is never exported.
+
+The rows are read in one place, as plain data, by :func:`rows`, which :mod:`pontoon.store.show`
+uses too; the Parquet schemas come from the store's own (``schema.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import BigInteger, Column, Connection, Integer, Select, Table, select
 
 from pontoon.errors import InputError
 from pontoon.store.db import Store
@@ -21,47 +24,53 @@ from pontoon.store.schema import events, ledger, round_players, rounds
 
 FORMATS = ("jsonl", "parquet")
 _BATCH = 5000
+_IDS = 500  # rounds whose players are read with one query (bound parameters stay few)
+
+# Each file: its table and its order.
+_FILES: dict[str, tuple[Table, tuple[Column[Any], ...]]] = {
+    "rounds": (rounds, (rounds.c.id,)),
+    "events": (events, (events.c.table_id, events.c.seq)),
+    "ledger": (ledger, (ledger.c.table_id, ledger.c.seq)),
+}
 
 
-def _rows(store: Store, query: Select[Any]) -> Iterator[dict[str, Any]]:
+def rows(store: Store, query: Select[Any], players: bool = False) -> Iterator[dict[str, Any]]:
+    """The rows ``query`` selects, in its order, as plain data: ``table`` for ``table_id``;
+    with ``players`` (a query of rounds), each round's ``players``: their nets by name."""
     with store.read() as conn:
         result = conn.execution_options(yield_per=_BATCH).execute(query)
-        for row in result:
-            yield dict(row._mapping)
+        for part in result.partitions(_IDS):
+            batch = [dict(r._mapping) for r in part]
+            for r in batch:
+                r["table"] = r.pop("table_id")
+            if players:
+                _add_players(conn, batch)
+            yield from batch
 
 
-def _rounds(store: Store, table: str | None) -> Iterator[dict[str, Any]]:
-    q = select(rounds).order_by(rounds.c.id)
+def _add_players(conn: Connection, batch: list[dict[str, Any]]) -> None:
+    """Each round's ``players``: their nets by name, in the order of the names."""
+    nets: dict[int, dict[str, int]] = {r["id"]: {} for r in batch}
+    rp = round_players.c
+    q = select(round_players).where(rp.round_id.in_(list(nets))).order_by(rp.player)
+    for p in conn.execute(q):
+        nets[p.round_id][p.player] = p.net
+    for r in batch:
+        r["players"] = nets[r["id"]]
+
+
+def _file_rows(store: Store, name: str, table: str | None) -> Iterator[dict[str, Any]]:
+    """The rows of one file; a round's players as a list of ``{player, net}``."""
+    tbl, order = _FILES[name]
+    q = select(tbl).order_by(*order)
     if table:
-        q = q.where(rounds.c.table_id == table)
-    players: dict[int, list[dict[str, Any]]] = {}
-    pq = select(round_players).order_by(round_players.c.round_id, round_players.c.player)
-    for r in _rows(store, pq):
-        players.setdefault(int(r["round_id"]), []).append(
-            {"player": r["player"], "net": int(r["net"])}
-        )
-    for r in _rows(store, q):
-        r["table"] = r.pop("table_id")
-        r["players"] = players.get(int(r["id"]), [])
-        yield r
-
-
-def _events(store: Store, table: str | None) -> Iterator[dict[str, Any]]:
-    q = select(events).order_by(events.c.table_id, events.c.seq)
-    if table:
-        q = q.where(events.c.table_id == table)
-    for r in _rows(store, q):
-        r["table"] = r.pop("table_id")
-        yield r
-
-
-def _ledger(store: Store, table: str | None) -> Iterator[dict[str, Any]]:
-    q = select(ledger).order_by(ledger.c.table_id, ledger.c.seq)
-    if table:
-        q = q.where(ledger.c.table_id == table)
-    for r in _rows(store, q):
-        r["table"] = r.pop("table_id")
-        yield r
+        q = q.where(tbl.c.table_id == table)
+    if tbl is not rounds:
+        return rows(store, q)
+    return (
+        r | {"players": [{"player": p, "net": n} for p, n in r["players"].items()]}
+        for r in rows(store, q, players=True)
+    )
 
 
 def _arrow() -> Any:
@@ -72,60 +81,22 @@ def _arrow() -> Any:
         raise InputError("Parquet needs pyarrow: pip install 'pontoon[store]'") from None
 
 
-def _schemas() -> dict[str, Any]:
+def _schema(name: str) -> Any:
+    """The Parquet schema of one file: its table's columns in order, typed as stored."""
     pa = _arrow()
-
-    s, i64, i32 = pa.string(), pa.int64(), pa.int32()
-    return {
-        "rounds": pa.schema(
-            [
-                ("id", i64),
-                ("table", s),
-                ("number", i32),
-                ("status", s),
-                ("rules", s),
-                ("started_at", s),
-                ("ended_at", s),
-                ("first_seq", i64),
-                ("last_seq", i64),
-                ("house", i64),
-                ("players", pa.list_(pa.struct([("player", s), ("net", i64)]))),
-            ]
-        ),
-        "events": pa.schema(
-            [
-                ("table", s),
-                ("seq", i64),
-                ("round_id", i64),
-                ("at", s),
-                ("kind", s),
-                ("box", i32),
-                ("hand", i32),
-                ("player", s),
-                ("card", s),
-                ("amount", i64),
-                ("detail", s),
-                ("odds", s),
-                ("rule", s),
-                ("by", s),
-                ("hash", s),
-            ]
-        ),
-        "ledger": pa.schema(
-            [
-                ("id", i64),
-                ("table", s),
-                ("seq", i64),
-                ("round_id", i64),
-                ("at", s),
-                ("kind", s),
-                ("player", s),
-                ("from_account", s),
-                ("to_account", s),
-                ("amount", i64),
-            ]
-        ),
-    }
+    fields = []
+    for c in _FILES[name][0].columns:
+        if isinstance(c.type, BigInteger):
+            kind = pa.int64()
+        elif isinstance(c.type, Integer):
+            kind = pa.int32()
+        else:
+            kind = pa.string()
+        fields.append(("table" if c.name == "table_id" else c.name, kind))
+    if name == "rounds":
+        players = pa.list_(pa.struct([("player", pa.string()), ("net", pa.int64())]))
+        fields.append(("players", players))
+    return pa.schema(fields)
 
 
 def export(store: Store, fmt: str, output: str | Path, table: str | None = None) -> dict[str, int]:
@@ -137,32 +108,30 @@ def export(store: Store, fmt: str, output: str | Path, table: str | None = None)
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot make {out}: {exc.strerror}") from None
-    sources = {"rounds": _rounds, "events": _events, "ledger": _ledger}
     counts: dict[str, int] = {}
-    schemas = _schemas() if fmt == "parquet" else {}
-    for name, source in sources.items():
+    for name in _FILES:
         path = out / f"{name}.{fmt}"
-        rows = source(store, table)
+        source = _file_rows(store, name, table)
         if fmt == "jsonl":
             n = 0
             with path.open("w", encoding="utf-8") as f:
-                for row in rows:
+                for row in source:
                     f.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n")
                     n += 1
         else:
-            n = _parquet(path, rows, schemas[name])
+            n = _parquet(path, source, _schema(name))
         counts[name] = n
     return counts
 
 
-def _parquet(path: Path, rows: Iterator[dict[str, Any]], schema: Any) -> int:
+def _parquet(path: Path, source: Iterator[dict[str, Any]], schema: Any) -> int:
     pa = _arrow()
     pq = importlib.import_module("pyarrow.parquet")
 
     n = 0
     with pq.ParquetWriter(str(path), schema) as writer:
         batch: list[dict[str, Any]] = []
-        for row in rows:
+        for row in source:
             batch.append(row)
             if len(batch) >= _BATCH:
                 writer.write_table(pa.Table.from_pylist(batch, schema=schema))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, select
+from sqlalchemy import Select, and_, exists, select
 
 from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
@@ -19,6 +19,7 @@ from pontoon.money import dollars, signed
 from pontoon.replay import replay
 from pontoon.scenario import result_document
 from pontoon.store.db import Store
+from pontoon.store.export import rows
 from pontoon.store.schema import round_players, rounds
 
 
@@ -76,10 +77,28 @@ def event_text(e: Event) -> str:
     return k
 
 
+_SHOWN = ("id", "table", "number", "status", "rules", "started_at", "ended_at", "house", "players")
+
+
+def _records(store: Store, query: Select[Any]) -> list[dict[str, Any]]:
+    """The rounds ``query`` selects, as shown and served, with their players' nets."""
+    return [{k: r[k] for k in _SHOWN} for r in rows(store, query, players=True)]
+
+
+def _nets_text(r: dict[str, Any]) -> str:
+    """The nets of a round's players and the house's.
+
+    >>> _nets_text({"players": {"ana": 1500, "ben": -500}, "house": -1000})
+    'ana +$15.00, ben -$5.00; house -$10.00'
+    """
+    nets = ", ".join(f"{p} {signed(n)}" for p, n in r["players"].items())
+    return f"{nets}; house {signed(r['house'])}"
+
+
 def replay_document(store: Store, round_id: int) -> dict[str, Any]:
     """A recorded round: its record, its events in order, and its reconstruction."""
-    row = store.round_row(round_id)
-    if row is None:
+    found = _records(store, select(rounds).where(rounds.c.id == round_id))
+    if not found:
         raise InputError(f"no round {round_id} in the store")
     stored = store.round_events(round_id)
     evts: list[Event] = [s["event"] for s in stored]
@@ -88,17 +107,7 @@ def replay_document(store: Store, round_id: int) -> dict[str, Any]:
     if cut is not None:
         engine = evts[:cut]
     doc: dict[str, Any] = {
-        "round": {
-            "id": int(row["id"]),
-            "table": row["table_id"],
-            "number": int(row["number"]),
-            "status": row["status"],
-            "rules": row["rules"],
-            "started_at": row["started_at"],
-            "ended_at": row["ended_at"],
-            "house": int(row["house"]),
-            "players": row["players"],
-        },
+        "round": found[0],
         "events": [
             {"seq": s["seq"], "at": s["at"], "hash": s["hash"]} | s["event"].to_dict()
             for s in stored
@@ -123,11 +132,7 @@ def replay_text(doc: dict[str, Any]) -> str:
         f"{r['status']}",
         f"Started {r['started_at']}" + (f", ended {r['ended_at']}" if r["ended_at"] else ""),
     ]
-    lines.append(
-        "Players: "
-        + ", ".join(f"{p} {signed(n)}" for p, n in r["players"].items())
-        + f"; house {signed(r['house'])}"
-    )
+    lines.append(f"Players: {_nets_text(r)}")
     ok = doc.get("reconstructed")
     lines.append(
         "Reconstruction (8.6): the engine, given these cards and decisions, writes this same log."
@@ -208,32 +213,7 @@ def list_rounds(
     q = q.where(*conds).order_by(rounds.c.id.desc())
     if limit is not None:
         q = q.limit(limit)
-    out: list[dict[str, Any]] = []
-    with store.read() as conn:
-        rows = [dict(r._mapping) for r in conn.execute(q)]
-        ids = [r["id"] for r in rows]
-        nets: dict[int, dict[str, int]] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            for pr in conn.execute(
-                select(round_players).where(rp.round_id.in_(part)).order_by(rp.player)
-            ):
-                nets.setdefault(int(pr.round_id), {})[str(pr.player)] = int(pr.net)
-    for r in rows:
-        out.append(
-            {
-                "id": int(r["id"]),
-                "table": r["table_id"],
-                "number": int(r["number"]),
-                "status": r["status"],
-                "rules": r["rules"],
-                "started_at": r["started_at"],
-                "ended_at": r["ended_at"],
-                "house": int(r["house"]),
-                "players": nets.get(int(r["id"]), {}),
-            }
-        )
-    return out
+    return _records(store, q)
 
 
 def rounds_text(items: list[dict[str, Any]]) -> str:
@@ -241,10 +221,9 @@ def rounds_text(items: list[dict[str, Any]]) -> str:
         return "No rounds."
     lines = [f"{'id':>6}  {'table':<12} {'no.':>5}  {'started (UTC)':<19}  {'status':<6}  players"]
     for r in items:
-        who = ", ".join(f"{p} {signed(n)}" for p, n in r["players"].items())
         started = r["started_at"][:19].replace("T", " ")
         lines.append(
             f"{r['id']:>6}  {r['table']:<12} {r['number']:>5}  {started:<19}  {r['status']:<6}  "
-            f"{who}; house {signed(r['house'])}"
+            + _nets_text(r)
         )
     return "\n".join(lines)
