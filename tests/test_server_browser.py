@@ -210,7 +210,8 @@ def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: P
         tab.wait_for_selector('button[data-action="rescue"]')
         tab.check("#hint-toggle")
         tab.wait_for_function(f"{hint} === 'hint: stand (H14 v K)'", timeout=10_000)
-        _step(ana, lambda: ana.click('button[data-action="rescue"]'))
+        assert ana.inner_text('button[data-action="rescue"] kbd') == "r"
+        _step(ana, lambda: ana.keyboard.press("r"))  # rescue (surrender is not legal now)
         ana.wait_for_selector("body[data-phase='over']")
         assert "ana -$10.00" in ana.inner_text("#result")
         ana.click("#leave-button")

@@ -3,8 +3,9 @@
 const $ = (id) => document.getElementById(id);
 const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const CHIPS = [500, 1000, 2500, 5000];
-const KEYS = { h: "hit", s: "stand", d: "double", p: "split", r: "surrender", i: "insure",
-  n: "no-insurance" };
+// a key's actions, the first legal one taken (surrender and rescue are never both legal)
+const KEYS = { h: ["hit"], s: ["stand"], d: ["double"], p: ["split"], r: ["surrender", "rescue"],
+  i: ["insure"], n: ["no-insurance", "decline"] };
 const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   surrender: "Surrender", insure: "Insure", "no-insurance": "No insurance", decline: "Decline",
   refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
@@ -220,7 +221,7 @@ function render() {
     actions.append(b);
   }
   for (const m of s.legal) {
-    const key = Object.keys(KEYS).find((k) => KEYS[k] === m.action);
+    const key = Object.keys(KEYS).find((k) => KEYS[k].includes(m.action));
     let label = LABELS[m.action] || m.action;
     if (m.follow !== null && m.follow !== undefined) label += m.follow === "both" ? " (both hands)" : ` (hand ${m.follow + 1})`;
     if (s.legal.filter((x) => x.action === m.action).length > 1 && m.follow === null) label += ` box ${m.box}`;
@@ -305,12 +306,11 @@ setInterval(() => {
 document.addEventListener("keydown", (ev) => {
   if (!state || (ev.target.tagName === "INPUT" && ev.target.type !== "checkbox") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.key === "Enter" && state.phase === "betting") { send({ type: "deal" }); return; }
-  let action = KEYS[ev.key.toLowerCase()];
-  if (!action) return;
-  let moves = state.legal.filter((m) => m.action === action);
-  if (!moves.length && ev.key === "n") moves = state.legal.filter((m) => m.action === "decline");
-  if (!moves.length && ev.key === "p") moves = state.legal.filter((m) => m.action === "split");
-  if (moves.length) act(moves.find((m) => m.follow === "both") || moves[0]);
+  const actions = KEYS[ev.key.toLowerCase()] || [];
+  for (const action of actions) {
+    const moves = state.legal.filter((m) => m.action === action);
+    if (moves.length) { act(moves.find((m) => m.follow === "both") || moves[0]); return; }
+  }
 });
 
 // ------------------------------------------------------------------ history and replay
