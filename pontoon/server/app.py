@@ -280,6 +280,8 @@ def create_app(
         gc.freeze()
         yield
         expiry.cancel()
+        with suppress(asyncio.CancelledError):
+            await expiry  # a pass under way ends before the store closes
         for t in hub.tables.values():
             t.close()
         store.close()
