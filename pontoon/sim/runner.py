@@ -47,11 +47,8 @@ class Run:
         return self.rounds / self.seconds if self.seconds > 0 else 0.0
 
 
-def _task(job: Job, key: int, rounds: int) -> ChunkResult:
-    return run_chunk(job, key, rounds)[0]
-
-
 def _tasks(job: Job, keys: list[int], sizes: list[int]) -> list[ChunkResult]:
+    """A Dask task: consecutive chunks, their results in order."""
     return [run_chunk(job, key, n)[0] for key, n in zip(keys, sizes, strict=True)]
 
 
@@ -98,7 +95,7 @@ def simulate(
         elif workers == 1 or len(sizes) == 1:
             parts = []
             for key, n in zip(keys, sizes, strict=True):
-                parts.append(_task(job, key, n))
+                parts.append(run_chunk(job, key, n)[0])
                 advance(n)
         else:
             parts = _local(job, keys, sizes, workers, advance)
