@@ -138,3 +138,40 @@ def test_rare_events_match_the_engine(
         raise AssertionError("no key reaches the event")
     ref = engine_nets(job, chart, key, rounds)
     assert (nets == ref).all(), np.flatnonzero((nets != ref).any(axis=1))
+
+
+@pytest.mark.parametrize(
+    ("preset", "knobs", "boxes"),
+    [
+        ("nz-pontoon", {"decks": 1, "penetration": 0.5}, 3),  # 8.7: the cut card comes mid-round
+        ("classic-blackjack", {"decks": 2, "penetration": 0.75}, 2),  # 8.1 burn, 8.7, 8.8
+        ("nz-pontoon", {"decks": 1, "penetration": 1.0}, 5),  # 16.7: the shoe runs out
+        ("nz-pontoon", {"decks": 1, "penetration": 0.9}, 7),  # 16.7 after the cut card: 8.7
+    ],
+)
+def test_8_7_8_8_16_7_the_kernel_shuffles_when_the_engine_does(
+    preset: str, knobs: dict[str, object], boxes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel checks the cutting card once before each round, not at every draw: it must
+    reshuffle exactly where the engine's Shoe does (8.7 after the cut card came out, 8.8 when
+    it is next, 16.7 when the shoe runs out mid-round), round for round."""
+    import pontoon.sim.reference as reference
+
+    made: list[reference.KernelShuffler] = []
+
+    class Counted(reference.KernelShuffler):
+        def __init__(self, chunk_key: int) -> None:
+            super().__init__(chunk_key)
+            made.append(self)
+
+    monkeypatch.setattr(reference, "KernelShuffler", Counted)
+    rules = load_rules(preset, knobs)
+    chart = _chart(preset)
+    job = Job.build(rules, chart, boxes=boxes)
+    res, nets = run_chunk(job, 0xC07, 2000, trace=True)
+    ref = engine_nets(job, chart, 0xC07, 2000)
+    assert (nets == ref).all()
+    kernel_shuffles = int(res.cats[K.K_SHUFFLE] + res.cats[K.K_SHUFFLE_16_7])
+    assert kernel_shuffles == made[0].shuffles > 2000 * (2 * boxes + 3) // (52 * rules.decks)
+    if boxes >= 5:
+        assert res.cats[K.K_SHUFFLE_16_7] > 0
