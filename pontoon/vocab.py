@@ -1,0 +1,169 @@
+"""The game's words: actions, phases, hand states, outcomes, event kinds and procedures.
+
+Each vocabulary is a :class:`~enum.StrEnum` whose values are the words the event log, the
+store, scenario files and the server protocol use, so a member *is* its word: it compares
+equal to it, hashes like it and is written as it (``json.dumps`` gives the same bytes).
+
+>>> Action("no-insurance") is Action.NO_INSURANCE, Action.HIT == "hit"
+(True, True)
+>>> import json; json.dumps({"detail": Outcome.PUSH})
+'{"detail": "push"}'
+>>> Action("fold")
+Traceback (most recent call last):
+...
+ValueError: 'fold' is not a valid Action
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+
+class Action(StrEnum):
+    """A decision of a player (8.3, 9.3, 10, 12, 13, 14, 15.3, 15.5, 16.4)."""
+
+    HIT = "hit"
+    STAND = "stand"
+    DOUBLE = "double"
+    SPLIT = "split"
+    SURRENDER = "surrender"
+    RESCUE = "rescue"  # 12: a doubled hand surrendered for its original wager
+    REFUSE = "refuse"  # 16.4: a hand refuses an exposed card
+    DECLINE = "decline"  # 15.3(e): a player behind does not follow
+    INSURE = "insure"
+    NO_INSURANCE = "no-insurance"
+    VOID = "void"  # 15.5: a seated player's choice after the dealer's omitted first card
+    COMPLETE = "complete"
+
+
+# The groups of actions, in the order legal moves list them.
+SEATED_ACTIONS: Final = (
+    Action.HIT,
+    Action.STAND,
+    Action.DOUBLE,
+    Action.SPLIT,
+    Action.SURRENDER,
+    Action.RESCUE,
+    Action.REFUSE,
+)
+HAND_ACTIONS: Final = SEATED_ACTIONS[:6]  # what legality.refusal judges from a hand's facts
+FOLLOW_ACTIONS: Final = (Action.DOUBLE, Action.SPLIT, Action.DECLINE)
+INSURANCE_ACTIONS: Final = (Action.INSURE, Action.NO_INSURANCE)
+CHOICE_ACTIONS: Final = (Action.VOID, Action.COMPLETE)
+AMOUNT_ACTIONS: Final = (Action.DOUBLE, Action.INSURE)  # the moves that may name an amount
+
+
+class Follow(StrEnum):
+    """15.3(d): how a player behind follows a split (besides the hand numbers 0 and 1)."""
+
+    BOTH = "both"
+
+
+class Phase(StrEnum):
+    BETTING = "betting"
+    INSURANCE = "insurance"  # peek game only: insurance before the dealer peeks
+    PLAYING = "playing"
+    OVER = "over"
+
+
+class HandState(StrEnum):
+    OPEN = "open"  # awaiting decisions
+    STOOD = "stood"  # waiting for the dealer's total
+    NATURAL = "natural"  # a pontoon not paid at once (blackjack): waits for the dealer's
+    SUPER = "super"  # 11.2: a Super Bonus, paid at the end of the round
+    SETTLED = "settled"  # paid, busted, surrendered or void: nothing depends on the dealer
+    SURRENDERED = "surrendered"  # 9.4: waits for the dealer's second card
+
+
+class Outcome(StrEnum):
+    WIN = "win"
+    LOSE = "lose"
+    BUST = "bust"  # the event's word; the wager's outcome is then "lose"
+    PUSH = "push"  # a stand-off
+    SURRENDER = "surrender"
+    VOID = "void"
+
+
+class EventKind(StrEnum):
+    """The kinds of :class:`~pontoon.events.Event` (its docstring says what each holds)."""
+
+    RULES = "rules"
+    SHUFFLE = "shuffle"
+    BURN = "burn"
+    WAGER = "wager"
+    DEAL = "deal"
+    HOLE = "hole"
+    REVEAL = "reveal"
+    ACTION = "action"
+    STAKE = "stake"
+    RETURN = "return"
+    COLLECT = "collect"
+    PAY = "pay"
+    OUTCOME = "outcome"
+    DISCARD = "discard"
+    IRREGULARITY = "irregularity"
+    REPLACE = "replace"
+    END = "end"
+    # the store's own entries, outside any round
+    DEPOSIT = "deposit"
+    WITHDRAW = "withdraw"
+    VOID = "void"
+
+
+class DealerStep(StrEnum):
+    """``action`` events the dealer writes, not decisions."""
+
+    NO_MORE_BETS = "no-more-bets"  # 8.2
+    PEEK = "peek"  # 8.5
+
+
+class Procedure(StrEnum):
+    """The procedures of Pontoon section 16 and Blackjack 1996 15.5-15.11
+    (:mod:`pontoon.irregularities`)."""
+
+    FACE_UP_IN_SHOE = "face-up-in-shoe"
+    DRAWN_UNEXPOSED = "drawn-unexposed"
+    EXPOSED_TO_DEALER = "exposed-to-dealer"
+    EXPOSED_CARD = "exposed-card"
+    RECONSTRUCT = "reconstruct"
+    VOID = "void"
+    ABSENT = "absent"
+    SHOE_EXHAUSTED = "shoe-exhausted"
+    DAMAGED = "damaged"
+    MISSED_RESHUFFLE = "missed-reshuffle"
+    MISSING_CUTTING_CARD = "missing-cutting-card"
+    MISSED_INSURANCE = "missed-insurance"
+    MISSED_SURRENDER = "missed-surrender"
+    DEALER_FIRST_CARD_OMITTED = "dealer-first-card-omitted"
+    # written by the deal itself (15.5), never applied
+    OMITTED_IN_DEAL = "dealer-card-omitted-in-deal"
+
+
+class Role(StrEnum):
+    """Who applies a procedure."""
+
+    DEALER = "dealer"
+    SUPERVISOR = "supervisor"
+
+
+SEVENS: Final = "super-sevens"  # the Super Sevens side wager (Blackjack 1996): its rule too
+
+__all__ = [
+    "AMOUNT_ACTIONS",
+    "CHOICE_ACTIONS",
+    "FOLLOW_ACTIONS",
+    "HAND_ACTIONS",
+    "INSURANCE_ACTIONS",
+    "SEATED_ACTIONS",
+    "SEVENS",
+    "Action",
+    "DealerStep",
+    "EventKind",
+    "Follow",
+    "HandState",
+    "Outcome",
+    "Phase",
+    "Procedure",
+    "Role",
+]
