@@ -15,7 +15,7 @@ card to refuse, the players behind.
 >>> refusal(Action.STAND, hard_11, rules)
 Refusal(rule='14.1(d)', reason='a total of 11 must draw to 12 or more')
 >>> [a.value for a in HAND_ACTIONS if allowed(a, hard_11, rules)]
-['hit', 'double']
+['hit', 'double', 'surrender']
 """
 
 from __future__ import annotations
