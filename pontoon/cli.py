@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -145,6 +147,36 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command and return its exit status. A reader that goes away before the output
+    ends (``pontoon rules nz-pontoon | head -1``) ends any command quietly, with status 1."""
+    try:
+        try:
+            status = _run(argv)
+        except SystemExit:  # argparse's --help; rich's own broken-pipe exit (pontoon play)
+            _flush_stdout()
+            raise
+        # Flushed here, inside the try: what is still buffered would otherwise be written by
+        # the interpreter's last flush, whose failure nothing here could catch.
+        _flush_stdout()
+        return status
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise  # some other pipe (a worker's, a socket's): a real error, shown as such
+        # https://docs.python.org/3/library/signal.html#note-on-sigpipe: point stdout at
+        # devnull so that the interpreter's final flush of the unwritten rest cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        # Status 1, as in those docs. rich, which writes pontoon play's output, ends a broken
+        # pipe itself with the same dup2 and SystemExit(1) (it passes through the flush above),
+        # so every command ends alike; a shell's pipefail still sees a failure, and 1 is this
+        # command's "anything else". Not 141: that is the shell's 128 + SIGPIPE for a process
+        # the signal killed, and this one was not killed — Python ignores SIGPIPE, and the
+        # docs advise against restoring it (death mid-write would skip every `finally`).
+        return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
@@ -156,6 +188,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe or socket whose reader has gone (poll says POLLERR or POLLHUP
+    for its write end): only then is a BrokenPipeError the reader's leaving."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a descriptor: no pipe of its own
+        return False
+    if not hasattr(select, "poll"):  # Windows: take it as stdout's, as the docs do
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
 
 if __name__ == "__main__":
