@@ -28,24 +28,23 @@ from typing import TYPE_CHECKING, Any
 from pontoon.round import Move, Round
 from pontoon.rules import RuleSet, load_rules
 from pontoon.shoe import Shoe, seeded
+from pontoon.vocab import Action, TurnKind
 
 if TYPE_CHECKING:
-    from pontoon.round import Box, Hand
+    from pontoon.layout import Box, Hand
 
 RUNS = 3  # alternating runs of each side for --gymnasium
 
 
 def play_round(rnd: Round) -> None:
     """Play a dealt round to its end: the round's defaults where it asks for follow-ups or
-    insurance, else :func:`choose` for the box and hand in turn. The one place that reads
-    where the round stands."""
-    while not rnd.over:
-        if rnd.follow_ups is not None or rnd.phase == "insurance":
-            rnd.apply_defaults()
+    insurance, else :func:`choose` for the box and hand in turn (:meth:`Round.to_act`)."""
+    while (turn := rnd.to_act()) is not None:
+        if turn.kind is TurnKind.DECIDE and turn.box is not None and turn.hand is not None:
+            box = rnd.boxes[turn.box]
+            rnd.apply(choose(rnd, box, box.hands[turn.hand]))
         else:
-            cur = rnd.current()
-            assert cur is not None
-            rnd.apply(choose(rnd, *cur))
+            rnd.apply_defaults()
 
 
 def choose(rnd: Round, box: Box, hand: Hand) -> Move:
@@ -55,18 +54,18 @@ def choose(rnd: Round, box: Box, hand: Hand) -> Move:
     up = 11 if up == 1 else up
     t = hand.total
     n = box.number
-    wish = ["hit"]
+    wish = [Action.HIT]
     if (
         len(hand.cards) == 2
         and hand.cards[0].rank == hand.cards[1].rank
         and hand.cards[0].rank in (1, 8)
     ):
-        wish = ["split", "hit"]
+        wish = [Action.SPLIT, Action.HIT]
     elif t in (10, 11) and up <= 9:
-        wish = ["double", "hit"]
+        wish = [Action.DOUBLE, Action.HIT]
     elif t >= 17 or (t >= 12 and up <= 6):
-        wish = ["stand"]
-    for action in (*wish, "stand", "hit"):
+        wish = [Action.STAND]
+    for action in (*wish, Action.STAND, Action.HIT):
         move = Move(action, n)
         if rnd.can(move):
             return move

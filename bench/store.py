@@ -30,16 +30,23 @@ from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
 from pontoon.store.recorder import TableLog
 from pontoon.store.verify import verify
+from pontoon.vocab import Action, TurnKind
 
 
-def choose(rnd: Round) -> Move:
-    cur = rnd.current()
-    assert cur is not None
-    box, hand = cur
-    for action in ("stand", "hit") if hand.total >= 17 else ("hit", "stand"):
-        if rnd.can(m := Move(action, box.number)):
-            return m
-    return rnd.legal_moves()[0]
+def step(rnd: Round) -> None:
+    """One step of a simple play: the round's defaults for insurance and players behind, else
+    stand from 17, hit below (:meth:`Round.to_act` says which)."""
+    turn = rnd.to_act()
+    if turn is None or turn.kind is not TurnKind.DECIDE or turn.box is None:
+        rnd.apply_defaults()
+        return
+    hand = rnd.boxes[turn.box].hands[turn.hand or 0]
+    hit_first = hand.total < 17
+    for action in (Action.HIT, Action.STAND) if hit_first else (Action.STAND, Action.HIT):
+        if rnd.can(m := Move(action, turn.box)):
+            rnd.apply(m)
+            return
+    rnd.apply(rnd.legal_moves()[0])
 
 
 def play(rules: RuleSet, rounds: int, log: TableLog | None) -> tuple[float, int, int]:
@@ -58,10 +65,7 @@ def play(rules: RuleSet, rounds: int, log: TableLog | None) -> tuple[float, int,
             rl.commit(shoe)
             commits += 1
         while not rnd.over:
-            if rnd.follow_ups is not None or rnd.phase == "insurance":
-                rnd.apply_defaults()
-            else:
-                rnd.apply(choose(rnd))
+            step(rnd)
             if rl is not None:
                 rl.commit(shoe)
                 commits += 1
@@ -98,10 +102,7 @@ def grouped(store: Store, rules: RuleSet, tables: int, rounds: int) -> tuple[flo
             live = [(rl, shoe) for rl, shoe in live if not rl.round.over]
             for rl, _ in live:
                 rnd = rl.round
-                if rnd.follow_ups is not None or rnd.phase == "insurance":
-                    rnd.apply_defaults()
-                else:
-                    rnd.apply(choose(rnd))
+                step(rnd)
     events = sum(log.head_seq - 1 for log in logs)  # all but each table's deposit
     return time.perf_counter() - start, events, commits
 

@@ -24,9 +24,9 @@ class IllegalAction(InputError):
     """
 
     def __init__(self, action: str, box: int | None, rule: str, reason: str) -> None:
-        self.action = action
+        self.action = str(action)  # a vocab.Action is its word
         self.box = box
         self.rule = rule
         self.reason = reason
         where = f" for box {box}" if box is not None else ""
-        super().__init__(f"illegal action {action!r}{where}: rule {rule} {reason}")
+        super().__init__(f"illegal action {self.action!r}{where}: rule {rule} {reason}")

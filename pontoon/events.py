@@ -1,6 +1,7 @@
 """Frozen event records: the round's log (8.6), JSON in and out.
 
-Every change of a round is one :class:`Event`. Kinds, and the fields each uses:
+Every change of a round is one :class:`Event`. Kinds (:class:`pontoon.vocab.EventKind`), and
+the fields each uses:
 
 =============  ==========================================================================
 ``rules``      ``detail``: the rule set as JSON (first event of every round)
@@ -9,7 +10,8 @@ Every change of a round is one :class:`Event`. Kinds, and the fields each uses:
 ``wager``      ``box``, ``player``, ``amount``: a wager placed before "No more bets" (8.2)
 ``deal``       ``card`` to ``box``/``hand`` (or the dealer when ``box`` is None)
 ``hole``       the dealer's face-down card in the peek game; ``reveal`` turns it up
-``action``     ``box``, ``hand``, ``player``, ``detail`` (hit, stand, double, ...), ``amount``
+``action``     ``box``, ``hand``, ``player``, ``detail`` (hit, stand, double, ...), ``amount``;
+               a player behind's split says which hand(s) the wager follows in ``follow``
 ``stake``      money from ``player`` onto the table (``amount``)
 ``return``     money from the table back to ``player``
 ``collect``    money from the table to the house
@@ -48,6 +50,7 @@ class Event(NamedTuple):
     odds: str | None = None
     rule: str | None = None
     by: str | None = None
+    follow: str | int | None = None  # 15.3(d): a player behind's split: "both", 0 or 1
 
     def to_dict(self) -> dict[str, Any]:
         """The event as a dict without its empty fields."""
@@ -75,3 +78,18 @@ class Event(NamedTuple):
 
 
 _FIELDS = Event._fields
+
+
+def upgraded(event: Event) -> Event:
+    """The event as this version writes it. Logs written before 0.2 packed a player behind's
+    split choice into ``detail`` (``"split/both"``, ``"split/1"``); it is ``follow`` now.
+
+    >>> upgraded(Event("action", box=1, player="ben", detail="split/1")).follow
+    1
+    """
+    if event.kind != "action" or event.follow is not None or not event.detail:
+        return event
+    word, slash, packed = event.detail.partition("/")
+    if not slash:
+        return event
+    return event._replace(detail=word, follow=int(packed) if packed.isdigit() else packed)

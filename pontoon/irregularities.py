@@ -31,42 +31,106 @@ kind                        Pontoon        Blackjack 1996  what happens
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from pontoon.cards import Card, deck
 from pontoon.errors import IllegalAction, InputError
 from pontoon.hand import hard_total, is_pontoon
-from pontoon.shoe import ScriptedCards, Shoe
+from pontoon.layout import Box, FollowUps, Hand
+from pontoon.rules import RuleSet
+from pontoon.shoe import CardSource, ScriptedCards, Shoe
+from pontoon.vocab import EventKind, HandState, Phase, Procedure, Role
 
-if TYPE_CHECKING:
-    from pontoon.round import Box, Round
+P = Procedure
 
-ROLES: Final = ("dealer", "supervisor")
+ROLES: Final = tuple(Role)
+
+
+class Dealer(Protocol):
+    """What a procedure reads of a round and the dealer steps it acts through: the public
+    part of :class:`pontoon.round.Round` that section 16 needs, and nothing private."""
+
+    rules: RuleSet
+    source: CardSource
+    phase: Phase
+    boxes: dict[int, Box]
+    order: list[Box]
+    dealer: list[Card]
+    hole: Card | None
+    exposed: Card | None
+    turn: int
+    hand_index: int
+    follow_ups: FollowUps | None
+    choosing: list[int]
+    damaged: list[Card]
+    shuffle_after: str | None
+    reconstructed: bool
+    dealer_card_omitted: bool
+    dealer_blackjack: bool
+
+    @property
+    def over(self) -> bool: ...
+
+    def current(self) -> tuple[Box, Hand] | None: ...
+
+    def hands(self) -> Iterator[tuple[Box, int, Hand]]: ...
+
+    def emit(
+        self,
+        kind: str,
+        box: int | None = None,
+        hand: int | None = None,
+        player: str | None = None,
+        card: str | None = None,
+        amount: int | None = None,
+        detail: str | None = None,
+        odds: str | None = None,
+        rule: str | None = None,
+        by: str | None = None,
+    ) -> None: ...
+
+    def deal_card(self, box: Box | None, index: int, rule: str) -> Card: ...
+
+    def card_reached(self, box: Box, index: int, hand: Hand) -> None: ...
+
+    def advance(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def interim_settlement(self) -> None: ...
+
+    def settle_sevens(self, box: Box, final: bool) -> None: ...
+
+    def void_box(self, box: Box, rule: str, hands: list[int] | None = None) -> None: ...
+
+    def finish(self) -> None: ...
+
 
 # kind -> {rule book: (rule, supervisor only)}
 PROCEDURES: Final[dict[str, dict[str, tuple[str, bool]]]] = {
-    "face-up-in-shoe": {"pontoon": ("16.1", False)},
-    "drawn-unexposed": {"pontoon": ("16.2", False)},
-    "exposed-to-dealer": {"pontoon": ("16.3", False), "blackjack": ("15.6", False)},
-    "exposed-card": {"pontoon": ("16.4", False), "blackjack": ("15.7", False)},
-    "reconstruct": {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
-    "void": {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
-    "absent": {"pontoon": ("16.6", True), "blackjack": ("15.9", True)},
-    "shoe-exhausted": {"pontoon": ("16.7", False), "blackjack": ("15.10", False)},
-    "damaged": {"pontoon": ("16.8", False), "blackjack": ("15.11", True)},
-    "missed-reshuffle": {"pontoon": ("16.9", False)},
-    "missing-cutting-card": {"pontoon": ("16.10", False)},
-    "missed-insurance": {"pontoon": ("16.11", False)},
-    "missed-surrender": {"pontoon": ("16.12", False)},
-    "dealer-first-card-omitted": {"blackjack": ("15.5", True)},
+    P.FACE_UP_IN_SHOE: {"pontoon": ("16.1", False)},
+    P.DRAWN_UNEXPOSED: {"pontoon": ("16.2", False)},
+    P.EXPOSED_TO_DEALER: {"pontoon": ("16.3", False), "blackjack": ("15.6", False)},
+    P.EXPOSED_CARD: {"pontoon": ("16.4", False), "blackjack": ("15.7", False)},
+    P.RECONSTRUCT: {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
+    P.VOID: {"pontoon": ("16.5", True), "blackjack": ("15.8", True)},
+    P.ABSENT: {"pontoon": ("16.6", True), "blackjack": ("15.9", True)},
+    P.SHOE_EXHAUSTED: {"pontoon": ("16.7", False), "blackjack": ("15.10", False)},
+    P.DAMAGED: {"pontoon": ("16.8", False), "blackjack": ("15.11", True)},
+    P.MISSED_RESHUFFLE: {"pontoon": ("16.9", False)},
+    P.MISSING_CUTTING_CARD: {"pontoon": ("16.10", False)},
+    P.MISSED_INSURANCE: {"pontoon": ("16.11", False)},
+    P.MISSED_SURRENDER: {"pontoon": ("16.12", False)},
+    P.DEALER_FIRST_CARD_OMITTED: {"blackjack": ("15.5", True)},
 }
 # Procedures that take a card out of the shoe: the card is in their event, for replay.
 DRAWING: Final = (
-    "face-up-in-shoe",
-    "exposed-to-dealer",
-    "exposed-card",
-    "dealer-first-card-omitted",
+    P.FACE_UP_IN_SHOE,
+    P.EXPOSED_TO_DEALER,
+    P.EXPOSED_CARD,
+    P.DEALER_FIRST_CARD_OMITTED,
 )
 
 
@@ -76,7 +140,7 @@ class Irregularity:
     supervisor; ``box``/``hand``/``player``/``card`` where the procedure needs them."""
 
     kind: str
-    by: str = "dealer"
+    by: str = Role.DEALER
     box: int | None = None
     hand: int | None = None
     player: str | None = None
@@ -87,7 +151,7 @@ class Irregularity:
         return f"{self.kind}{where} by {self.by}"
 
 
-def rule_of(rnd: Round, op: Irregularity) -> str:
+def rule_of(rnd: Dealer, op: Irregularity) -> str:
     """The rule that governs ``op`` under the round's rule book; refused when there is none."""
     books = PROCEDURES.get(op.kind)
     if books is None:
@@ -107,79 +171,81 @@ def _refuse(op: Irregularity, rule: str, reason: str) -> IllegalAction:
     return IllegalAction(op.kind, op.box, rule, reason)
 
 
-def check(rnd: Round, op: Irregularity) -> None:
+def check(rnd: Dealer, op: Irregularity) -> None:
     """Raise :class:`IllegalAction` naming the rule unless ``op`` may be applied now."""
-    from pontoon.round import BETTING, INSURANCE, OPEN, OVER, PLAYING, STOOD
-
     rule = rule_of(rnd, op)
     supervisor_only = PROCEDURES[op.kind][rnd.rules.rule_book][1]
     if op.by not in ROLES:
         raise _refuse(op, rule, "only the dealer or a supervisor applies a procedure")
-    if supervisor_only and op.by != "supervisor":
+    if supervisor_only and op.by != Role.SUPERVISOR:
         raise _refuse(op, rule, "a supervisor applies this procedure")
-    if rnd.phase == BETTING:
+    if rnd.phase == Phase.BETTING:
         raise _refuse(op, rule, "the cards have not been dealt")
-    in_play = rnd.phase in (PLAYING, INSURANCE)
+    in_play = rnd.phase in (Phase.PLAYING, Phase.INSURANCE)
     box = rnd.boxes.get(op.box) if op.box is not None else None
     if op.box is not None and box is None:
         raise _refuse(op, rule, "the box holds no wager")
     kind = op.kind
-    in_play_only = ("drawn-unexposed", "reconstruct", "void", "absent", "exposed-card")
-    if (kind in in_play_only or kind == "dealer-first-card-omitted") and not in_play:
+    in_play_only = (P.DRAWN_UNEXPOSED, P.RECONSTRUCT, P.VOID, P.ABSENT, P.EXPOSED_CARD)
+    if (kind in in_play_only or kind == P.DEALER_FIRST_CARD_OMITTED) and not in_play:
         raise _refuse(op, rule, "the round is over")
-    if rnd.choosing and kind != "damaged":
+    if rnd.choosing and kind != P.DAMAGED:
         raise _refuse(op, "15.5", "the seated players first choose to void or complete")
-    if kind == "exposed-to-dealer" and rnd.rules.rule_book == "pontoon":
-        if rnd.phase != OVER and not rnd.reconstructed:
+    if kind == P.EXPOSED_TO_DEALER and rnd.rules.rule_book == "pontoon":
+        if rnd.phase != Phase.OVER and not rnd.reconstructed:
             raise _refuse(op, rule, "only once the dealer's hand is completed")
-    elif kind == "exposed-card":
+    elif kind == P.EXPOSED_CARD:
         if rnd.exposed is not None:
             raise _refuse(op, rule, "an exposed card is already being offered")
-        if rnd.phase != PLAYING or rnd.current() is None:
+        if rnd.phase != Phase.PLAYING or rnd.current() is None:
             raise _refuse(op, rule, "no hand is in play to be offered the card")
-    elif kind == "reconstruct" and rnd.rules.rule_book == "blackjack" and box is not None:
+    elif kind == P.RECONSTRUCT and rnd.rules.rule_book == "blackjack" and box is not None:
         if any(h.acted for h in box.hands):
             raise _refuse(op, rule, "a decision has been made on the hand: it is void instead")
-    elif kind == "void":
+    elif kind == P.VOID:
         if box is not None and op.hand is not None and not 0 <= op.hand < len(box.hands):
             raise _refuse(op, rule, f"box {box.number} has no hand {op.hand}")
-    elif kind == "absent":
+    elif kind == P.ABSENT:
         cur = rnd.current()
         if cur is None or rnd.follow_ups is not None or (box is not None and cur[0] is not box):
             raise _refuse(op, rule, "only the box in turn can be drawn for an absent player")
-    elif kind == "shoe-exhausted":
+    elif kind == P.SHOE_EXHAUSTED:
         if not isinstance(rnd.source, ScriptedCards):
             raise _refuse(op, rule, "a real shoe shuffles the discard rack itself when it runs out")
-    elif kind == "damaged":
+    elif kind == P.DAMAGED:
         try:
             card = Card.parse(op.card or "")
         except InputError:
             raise _refuse(op, rule, f"name the damaged card, not {op.card!r}") from None
         if card not in deck(rnd.rules.deck):
             raise _refuse(op, rule, f"a {rnd.rules.deck} deck has no {card.code}")
-    elif kind == "missed-reshuffle":
+    elif kind == P.MISSED_RESHUFFLE:
         if isinstance(rnd.source, Shoe) and not rnd.source.cut_reached:
             raise _refuse(op, rule, "the cutting card has not come out")
-    elif kind == "missed-insurance":
+    elif kind == P.MISSED_INSURANCE:
         _check_missed_insurance(rnd, op, box, rule)
-    elif kind == "missed-surrender":
+    elif kind == P.MISSED_SURRENDER:
         if box is None:
             raise _refuse(op, rule, "name the box")
         hand = box.hands[0]
         if len(rnd.dealer) != 1 or rnd.hole is not None:
             raise _refuse(op, rule, "noticed after the dealer's second card")
-        if len(box.hands) != 1 or len(hand.cards) != 2 or hand.state not in (OPEN, STOOD):
+        if (
+            len(box.hands) != 1
+            or len(hand.cards) != 2
+            or hand.state not in (HandState.OPEN, HandState.STOOD)
+        ):
             raise _refuse(op, rule, "noticed after further cards were dealt to the hand")
         up = rnd.dealer[0]
         if rnd.rules.surrender == "none" or (
             rnd.rules.surrender == "void-on-pontoon" and not (up.is_ace or up.value == 10)
         ):
             raise _refuse(op, "9.3", "no surrender was due to be offered")
-    elif kind == "dealer-first-card-omitted" and not rnd.dealer_card_omitted:
+    elif kind == P.DEALER_FIRST_CARD_OMITTED and not rnd.dealer_card_omitted:
         raise _refuse(op, rule, "the dealer's first card was dealt")
 
 
-def _check_missed_insurance(rnd: Round, op: Irregularity, box: Box | None, rule: str) -> None:
+def _check_missed_insurance(rnd: Dealer, op: Irregularity, box: Box | None, rule: str) -> None:
     if box is None or op.player not in box.players:
         raise _refuse(op, rule, "name the box and a player with a wager on it")
     if not (rnd.rules.insurance and rnd.dealer and rnd.dealer[0].is_ace):
@@ -190,23 +256,23 @@ def _check_missed_insurance(rnd: Round, op: Irregularity, box: Box | None, rule:
         raise _refuse(op, rule, f"{op.player} has already decided on insurance")
 
 
-def apply(rnd: Round, op: Irregularity) -> None:
+def apply(rnd: Dealer, op: Irregularity) -> None:
     """Apply ``op``, which :func:`check` has allowed, to the round (through
     :meth:`Round.apply_irregularity`, which undoes it should it fail part-way)."""
     rule = rule_of(rnd, op)
     kind = op.kind
     card: Card | None = None
-    if kind in ("face-up-in-shoe", "exposed-to-dealer"):
+    if kind in (P.FACE_UP_IN_SHOE, P.EXPOSED_TO_DEALER):
         card = rnd.source.draw()
         rnd.source.discard([card])
-    elif kind == "exposed-card":
+    elif kind == P.EXPOSED_CARD:
         card = rnd.source.draw()
-    elif kind == "damaged":
+    elif kind == P.DAMAGED:
         card = Card.parse(op.card or "")
-    elif kind == "dealer-first-card-omitted" and _untouched(rnd):
+    elif kind == P.DEALER_FIRST_CARD_OMITTED and _untouched(rnd):
         card = rnd.source.draw()  # the reconstructed deal needs one more card
-    rnd._emit(
-        "irregularity",
+    rnd.emit(
+        EventKind.IRREGULARITY,
         box=op.box,
         hand=op.hand,
         player=op.player,
@@ -215,49 +281,47 @@ def apply(rnd: Round, op: Irregularity) -> None:
         rule=rule,
         by=op.by,
     )
-    if kind == "exposed-card":
+    if kind == P.EXPOSED_CARD:
         rnd.exposed = card
-    elif kind == "reconstruct":
+    elif kind == P.RECONSTRUCT:
         rnd.reconstructed = True
-    elif kind == "void":
+    elif kind == P.VOID:
         _void(rnd, op, rule)
-    elif kind == "absent":
+    elif kind == P.ABSENT:
         _absent(rnd, rule)
-    elif kind == "shoe-exhausted":
+    elif kind == P.SHOE_EXHAUSTED:
         rnd.source.shuffle(rule)
-    elif kind == "damaged":
+    elif kind == P.DAMAGED:
         assert card is not None
         rnd.damaged.append(card)
-    elif kind in ("missed-reshuffle", "missing-cutting-card"):
+    elif kind in (P.MISSED_RESHUFFLE, P.MISSING_CUTTING_CARD):
         rnd.shuffle_after = rule
-    elif kind == "missed-surrender":
+    elif kind == P.MISSED_SURRENDER:
         rnd.boxes[op.box or 0].surrender_offered_late = True
-    elif kind == "dealer-first-card-omitted":
+    elif kind == P.DEALER_FIRST_CARD_OMITTED:
         _dealer_omitted(rnd, card)
     if rnd.over and rnd.damaged:  # noticed after the round: replaced at once
         for c in rnd.damaged:
-            rnd._emit("replace", card=c.code, rule=rule)
+            rnd.emit(EventKind.REPLACE, card=c.code, rule=rule)
         rnd.damaged = []
 
 
-def _void(rnd: Round, op: Irregularity, rule: str) -> None:
+def _void(rnd: Dealer, op: Irregularity, rule: str) -> None:
     """16.5: the whole round void, or the hand(s) of one box; hands dealt after the error
     stand as dealt. A void wager returns exactly its stake, even one already settled."""
     if op.box is None:
         for box in rnd.order:
             rnd.void_box(box, rule)
-        rnd._finish()
+        rnd.finish()
         return
     box = rnd.boxes[op.box]
     rnd.void_box(box, rule, None if op.hand is None else [op.hand])
     rnd.resume()
 
 
-def _absent(rnd: Round, rule: str) -> None:
+def _absent(rnd: Dealer, rule: str) -> None:
     """16.6: cards are dealt to an absent player's hands until each totals 12 or more
     (15.9: while the hard total is 11 or less); then the hand stands."""
-    from pontoon.round import OPEN, STOOD
-
     cur = rnd.current()
     assert cur is not None
     box = cur[0]
@@ -265,18 +329,18 @@ def _absent(rnd: Round, rule: str) -> None:
     while (cur := rnd.current()) is not None and cur[0] is box:
         hand = cur[1]
         index = rnd.hand_index
-        while hand.state == OPEN and not hand.refused and not hand.doubled:
+        while hand.state == HandState.OPEN and not hand.refused and not hand.doubled:
             short = hard_total(hand.cards) <= 11 if blackjack else hand.total < 12
             if not short or (hand.split_aces and not rnd.rules.hit_split_aces):
                 break
-            rnd._deal(box, index, rule)
-            rnd._after_card(box, index, hand)
-        if hand.state == OPEN:
-            hand.state = STOOD
-        rnd._advance()
+            rnd.deal_card(box, index, rule)
+            rnd.card_reached(box, index, hand)
+        if hand.state == HandState.OPEN:
+            hand.state = HandState.STOOD
+        rnd.advance()
 
 
-def _untouched(rnd: Round) -> bool:
+def _untouched(rnd: Dealer) -> bool:
     """The layout is still the initial deal: no decision, no card drawn, nothing settled."""
     return all(
         not h.acted
@@ -287,18 +351,16 @@ def _untouched(rnd: Round) -> bool:
     ) and all(len(b.hands) == 1 for b in rnd.order)
 
 
-def _dealer_omitted(rnd: Round, extra: Card | None) -> None:
+def _dealer_omitted(rnd: Dealer, extra: Card | None) -> None:
     """15.5: before any decision the hands are reconstructed as they should have been dealt;
     after one, each seated player chooses to void or complete the hand, and an ace and a ten
     the dealer then deals himself or herself count 21 but not blackjack."""
-    from pontoon.round import NATURAL, OPEN
-
     rnd.dealer_card_omitted = False
     if extra is None:
         rnd.dealer_blackjack = False
         rnd.choosing = [b.number for b in rnd.order]
         for i, box in enumerate(rnd.order):  # the cards stand as they fell
-            rnd._settle_sevens(box, final=i < rnd.turn)
+            rnd.settle_sevens(box, final=i < rnd.turn)
         return
     seconds = [b.hands[0].cards[1] for b in rnd.order]
     rnd.dealer = [seconds[0]]
@@ -306,10 +368,10 @@ def _dealer_omitted(rnd: Round, extra: Card | None) -> None:
         hand = box.hands[0]
         hand.cards[1] = card
         box.first_cards = hand.cards[:2]
-        if hand.state == NATURAL and not is_pontoon(hand.cards):
-            hand.state = OPEN
+        if hand.state == HandState.NATURAL and not is_pontoon(hand.cards):
+            hand.state = HandState.OPEN
     rnd.turn = rnd.hand_index = 0  # no decision was made: play starts again at box one
     for box in rnd.order:
-        rnd._settle_sevens(box, final=False)
-    rnd._interim_settlement()
-    rnd._advance()
+        rnd.settle_sevens(box, final=False)
+    rnd.interim_settlement()
+    rnd.advance()

@@ -14,6 +14,7 @@ card to refuse, the players behind.
 >>> hard_11 = Facts(cards=2, total=11, up=10)
 >>> refusal(Action.STAND, hard_11, rules)
 Refusal(rule='14.1(d)', reason='a total of 11 must draw to 12 or more')
+>>> from pontoon.vocab import HAND_ACTIONS
 >>> [a.value for a in HAND_ACTIONS if allowed(a, hard_11, rules)]
 ['hit', 'double', 'surrender']
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 
 from pontoon.rules import RuleSet
-from pontoon.vocab import HAND_ACTIONS, Action
+from pontoon.vocab import Action
 
 
 class Facts(NamedTuple):

@@ -152,6 +152,13 @@ class RuleSet:
         if self.boxes_per_player > self.boxes:
             raise InputError("knob 'boxes_per_player' must not exceed 'boxes'")
 
+    @property
+    def natural_word(self) -> str:
+        """What the table calls a natural: the blackjack presets say ``blackjack``, Pontoon
+        says ``pontoon`` (the engine's word for it everywhere)."""
+        blackjack = "blackjack" in self.name or "21" in self.name
+        return "blackjack" if blackjack else "pontoon"
+
     def replace(self, **changes: Any) -> RuleSet:
         """A copy with some knobs changed (validated)."""
         return dataclasses.replace(self, **changes)

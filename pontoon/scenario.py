@@ -19,10 +19,12 @@ from pontoon.cards import Card, deck
 from pontoon.errors import InputError
 from pontoon.hand import is_pontoon, total
 from pontoon.irregularities import PROCEDURES, Irregularity
-from pontoon.round import CHOICE_ACTIONS, INSURANCE, Hand, Move, Round, Wager
+from pontoon.layout import Hand, Move, Wager
+from pontoon.round import Round
 from pontoon.rules import RuleSet, load_rules
 from pontoon.settlement import odds_text
 from pontoon.shoe import ScriptedCards
+from pontoon.vocab import CHOICE_ACTIONS, INSURANCE_ACTIONS, TurnKind, action_of
 
 OMITTED = "dealer-first-card-omitted"
 _KEYS = {"rules", "set", "shoe", "boxes", "actions", "expect", "description"}
@@ -96,7 +98,7 @@ def scenario_move(item: Any, index: int) -> Move:
     follow = item.get("follow")
     _need(follow in (None, "both", 0, 1), f"action {index + 1}: 'follow' is \"both\", 0 or 1")
     return Move(
-        action,
+        action_of(action),
         _int(item["box"], f"action {index + 1}: 'box'"),
         hand=None if hand is None else _int(hand, f"action {index + 1}: 'hand'"),
         player=player,
@@ -129,17 +131,18 @@ def scenario_irregularity(item: dict[str, Any], index: int, rules: RuleSet) -> I
 
 def _takes_defaults(rnd: Round, move: Move) -> bool:
     """Whether open offers must be closed (their defaults taken) before ``move``."""
-    if rnd.choosing:
+    turn = rnd.to_act()
+    if turn is None:
+        return False
+    if turn.kind is TurnKind.CHOOSE:
         return move.action not in CHOICE_ACTIONS
-    if move.action in ("insure", "no-insurance"):
+    if move.action in INSURANCE_ACTIONS:
         return False
-    if rnd.phase == INSURANCE:
+    if turn.kind is TurnKind.INSURANCE:
         return True
-    fu = rnd.follow_ups
-    if fu is None:
+    if turn.kind is not TurnKind.FOLLOW or turn.box is None:
         return False
-    box = rnd.order[rnd.turn]
-    return move.box != box.number or move.player in (None, box.seated)
+    return move.box != turn.box or rnd.player_of(move) == rnd.boxes[turn.box].seated
 
 
 def play_scenario(
@@ -153,17 +156,28 @@ def play_scenario(
     boxes = data.get("boxes")
     if not isinstance(boxes, list) or not boxes:
         raise InputError("'boxes' must list at least one box")
+    listed: set[int] = set()
     for b in boxes:
         _need(isinstance(b, dict) and "box" in b, "each box needs a 'box' number")
+        number = _int(b["box"], "'box'")
+        _need(number not in listed, f"box {number} is listed twice: list each box once")
+        listed.add(number)
         wagers = b.get("wagers")
         if not isinstance(wagers, list) or not wagers:
             raise InputError(f"box {b['box']} needs 'wagers'")
+        players: set[str] = set()
         for w in wagers:
             _need(
                 isinstance(w, dict) and "player" in w and "amount" in w,
                 f"box {b['box']}: each wager needs 'player' and 'amount'",
             )
-            number = _int(b["box"], "'box'")
+            player = w["player"]
+            if isinstance(player, str):
+                _need(
+                    player not in players,
+                    f"box {number}: {player!r} wagers twice: one wager a player on a box",
+                )
+                players.add(player)
             rnd.place_wager(number, w["player"], _int(w["amount"], "'amount'"))
             if w.get("super_sevens") is not None:
                 sevens = _int(w["super_sevens"], "'super_sevens'")
@@ -174,7 +188,8 @@ def play_scenario(
     rnd.deal(omit_dealer_card=omitted)  # 15.5: the shoe lists the cards as they fell
     for i, item in enumerate(actions):
         if isinstance(item, dict) and "irregularity" in item:
-            if rnd.follow_ups is not None:
+            turn = rnd.to_act()
+            if turn is not None and turn.kind is TurnKind.FOLLOW:
                 rnd.apply_defaults()
             rnd.apply_irregularity(scenario_irregularity(item, i, rules))
             continue
@@ -184,11 +199,10 @@ def play_scenario(
         rnd.apply(move)
     rnd.apply_defaults()
     if not rnd.over:
-        cur = rnd.current()
-        assert cur is not None
-        box, _ = cur
+        turn = rnd.to_act()
+        assert turn is not None and turn.kind is TurnKind.DECIDE
         raise InputError(
-            f"missing action: box {box.number} hand {rnd.hand_index} must decide (rule 8.3); "
+            f"missing action: box {turn.box} hand {turn.hand} must decide (rule 8.3); "
             f"legal: {', '.join(m.action for m in rnd.legal_moves())}"
         )
     return rnd

@@ -29,11 +29,12 @@ from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, hard_total
 from pontoon.irregularities import Irregularity
+from pontoon.layout import Box, Hand, Move, Wager
 from pontoon.money import dollars, parse_dollars, signed
-from pontoon.round import NATURAL, OPEN, STOOD, SUPER, SURRENDERED, Box, Hand, Move, Round, Wager
+from pontoon.round import Round
 from pontoon.rules import RuleSet
-from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, seeded
+from pontoon.vocab import INSURANCE_ACTIONS, Action, HandState, Outcome, Procedure, Role, TurnKind
 
 if TYPE_CHECKING:
     from pontoon.store.recorder import RoundLog
@@ -41,18 +42,18 @@ if TYPE_CHECKING:
 
 YOU: Final = "you"
 KEYS: Final = {
-    "hit": "h",
-    "stand": "s",
-    "double": "d",
-    "split": "p",
-    "surrender": "r",
-    "insure": "i",
-    "no-insurance": "n",
-    "rescue": "x",
+    Action.HIT: "h",
+    Action.STAND: "s",
+    Action.DOUBLE: "d",
+    Action.SPLIT: "p",
+    Action.SURRENDER: "r",
+    Action.INSURE: "i",
+    Action.NO_INSURANCE: "n",
+    Action.RESCUE: "x",
 }
 ACTION_OF_KEY: Final = {key: action for action, key in KEYS.items()}
+ACTION_OF_WORD: Final = {action.value: action for action in KEYS}
 QUIT: Final = ("q", "quit", "exit")
-INSURANCE: Final = ("insure", "no-insurance")
 
 
 # ---------------------------------------------------------------------------- the table
@@ -77,9 +78,7 @@ class Table:
         self.rounds = 0
         self.echo = not _isatty(sys.stdin)
         self.symbols = console.encoding.lower().startswith("utf")
-        # the blackjack presets call a natural "blackjack"; the engine calls it pontoon
-        blackjack = "blackjack" in rules.name or "21" in rules.name
-        self.natural = "blackjack" if blackjack else "pontoon"
+        self.natural = rules.natural_word
         self.shown = 0  # events of the current round already narrated
         self.dealer_shown = 0  # dealer's cards narrated so far (for running totals)
         # --db: every event is committed to the store before it is shown (write-ahead)
@@ -284,19 +283,23 @@ class Table:
     # ------------------------------------------------------------------ decisions
     def decide(self, rnd: Round) -> bool:
         """Show the layout, ask one decision and apply it; False on q."""
-        moves = rnd.legal_moves()
-        cur = rnd.current()
-        box_number = cur[0].number if cur is not None else moves[0].box if moves else 0
-        mine = [m for m in moves if m.box == box_number and m.player in (None, YOU)]
+        moves = rnd.legal_moves(YOU)
+        turn = rnd.to_act()
+        deciding = turn if turn is not None and turn.kind is TurnKind.DECIDE else None
+        box_number = moves[0].box if moves else 0
+        if deciding is not None and deciding.box is not None:
+            box_number = deciding.box
+        mine = [m for m in moves if m.box == box_number]
         if not mine:  # nothing for you to decide (never expected at a one-person table)
             self.defaults(rnd)
             return True
         box = rnd.boxes[box_number]
         self.layout(rnd)
         offers = [self.offer(rnd, box, m) for m in mine]
-        what = self.hand_label(box, rnd.hand_index) if cur is not None else f"Box {box_number}"
-        if cur is None:
-            what += " insurance"
+        if deciding is not None:
+            what = self.hand_label(box, deciding.hand)
+        else:
+            what = f"Box {box_number} insurance"
         prompt = Text.assemble((what, "bold"), ": ", ", ".join(offers), ", q quit > ")
         while True:
             answer = self.ask(prompt)
@@ -305,15 +308,15 @@ class Table:
                 continue
             if words[0] in QUIT:
                 return False
-            action = ACTION_OF_KEY.get(words[0], words[0] if words[0] in KEYS else "")
-            if not action:
+            action = ACTION_OF_KEY.get(words[0]) or ACTION_OF_WORD.get(words[0])
+            if action is None:
                 keys = ", ".join(self.offer(rnd, box, m) for m in mine)
                 self.say(f"Unknown key {words[0]!r}: choose {keys}, or q to quit.", style="yellow")
                 continue
             try:
                 move = self.move(rnd, box, action, words[1:])
                 rnd.check(move)
-                self.afford(rnd, box, move)
+                self.afford(rnd, move)
                 rnd.apply(move)
             except InputError as exc:
                 self.refuse(exc)
@@ -331,39 +334,28 @@ class Table:
 
     def offer(self, rnd: Round, box: Box, m: Move) -> str:
         text = f"{KEYS[m.action]} {m.action.replace('-', ' ')}"
-        if m.action == "insure":
-            text += f" ({dollars(self.insurable(rnd, box))})"
+        if m.action is Action.INSURE:
+            text += f" ({dollars(rnd.insurable(box.number, YOU))})"
         return text
 
-    def insurable(self, rnd: Round, box: Box) -> int:
-        """10: insurance up to a part (half) of the original wager."""
-        return winnings(box.original.get(YOU, 0), self.rules.insurance_max)
-
-    def move(self, rnd: Round, box: Box, action: str, rest: list[str]) -> Move:
+    def move(self, rnd: Round, box: Box, action: Action, rest: list[str]) -> Move:
         amount = None
         if rest:
-            if action not in ("double", "insure") or len(rest) > 1:
+            if action not in (Action.DOUBLE, Action.INSURE) or len(rest) > 1:
                 raise InputError("only d (double) and i (insure) take an amount, like: d 2.50")
             amount = parse_dollars(rest[0])
-        player = YOU if action in INSURANCE else None
+        player = YOU if action in INSURANCE_ACTIONS else None
         return Move(action, box.number, player=player, amount=amount)
 
-    def afford(self, rnd: Round, box: Box, move: Move) -> None:
+    def afford(self, rnd: Round, move: Move) -> None:
         """The table's own check: you can only stake money you have."""
-        need = move.amount
-        if need is None:
-            cur = rnd.current()
-            if move.action in ("double", "split") and cur is not None:
-                w = cur[1].wager_of(YOU)
-                need = w.stake if w is not None else 0
-            elif move.action == "insure":
-                need = self.insurable(rnd, box)
+        need = rnd.stake_of(move)
         left = self.bankroll + rnd.net(YOU)
-        if need is not None and need > left:
+        if need > left:
             raise InputError(
                 f"not enough money to {move.action}: it takes {dollars(need)} and you have "
                 f"{dollars(left)} off the table"
-                + (" (type d AMOUNT to double for less)" if move.action == "double" else "")
+                + (" (type d AMOUNT to double for less)" if move.action is Action.DOUBLE else "")
             )
 
     def refuse(self, exc: InputError) -> None:
@@ -380,7 +372,7 @@ class Table:
         else:
             how = "drawn to 12 or more and stand (rule 16.6)"
         self.say(f"You have left during the round: your hands are {how}.", style="yellow")
-        absent = Irregularity("absent", by="supervisor")
+        absent = Irregularity(Procedure.ABSENT, by=Role.SUPERVISOR)
         for _ in range(100):  # each step ends a box or takes a default
             if rnd.over:
                 break
@@ -420,7 +412,10 @@ class Table:
         hidden = 1 if rnd.hole is not None else 0
         dealer = self.total_text(rnd.dealer) if rnd.dealer else ""
         rows.append(("Dealer", self.cards(rnd.dealer, hidden), dealer, Text()))
-        cur = rnd.current()
+        turn = rnd.to_act()
+        playing = (
+            (turn.box, turn.hand) if turn is not None and turn.kind is TurnKind.DECIDE else None
+        )
         for box in rnd.order:
             for i, hand in enumerate(box.hands):
                 w = hand.wager_of(YOU)
@@ -428,8 +423,7 @@ class Table:
                 if hand.doubled:
                     status.append(" doubled")
                 status.append("  ")
-                playing = cur is not None and cur[0] is box and cur[1] is hand
-                status.append_text(self.hand_state(hand, w, playing))
+                status.append_text(self.hand_state(hand, w, playing == (box.number, i)))
                 total_text = self.total_text(hand.cards, hand.from_split)
                 rows.append((self.hand_label(box, i), self.cards(hand.cards), total_text, status))
             ins = box.insurance.get(YOU)
@@ -463,26 +457,26 @@ class Table:
     def hand_state(self, hand: Hand, w: Wager | None, playing: bool) -> Text:
         if w is not None and w.settled:
             return self.wager_result(w, hand)
-        if hand.state == OPEN:
+        if hand.state is HandState.OPEN:
             return Text("<- to act", style="bold cyan") if playing else Text("waiting")
         return Text(
             {
-                STOOD: "stands",
-                NATURAL: f"{self.natural}, waits for the dealer",
-                SUPER: "Super Bonus, paid at the end (11.2)",
-                SURRENDERED: "surrendered, void if the dealer makes pontoon (9.4)",
+                HandState.STOOD: "stands",
+                HandState.NATURAL: f"{self.natural}, waits for the dealer",
+                HandState.SUPER: "Super Bonus, paid at the end (11.2)",
+                HandState.SURRENDERED: "surrendered, void if the dealer makes pontoon (9.4)",
             }.get(hand.state, hand.state)
         )
 
     def wager_result(self, w: Wager, hand: Hand | None) -> Text:
         odds = f" {w.odds.numerator}:{w.odds.denominator}" if w.odds is not None else ""
-        if w.outcome == "win":
+        if w.outcome is Outcome.WIN:
             word = f"won{odds}" if w.odds is not None else "won the Super Bonus"
-        elif w.outcome == "lose":
+        elif w.outcome is Outcome.LOSE:
             word = "bust, lost" if hand is not None and hard_total(hand.cards) > 21 else "lost"
-        elif w.outcome == "push":
+        elif w.outcome is Outcome.PUSH:
             word = "stand-off"
-        elif w.outcome == "surrender":
+        elif w.outcome is Outcome.SURRENDER:
             word = "surrendered"
         else:
             word = str(w.outcome)

@@ -17,7 +17,7 @@ ValueError: 'fold' is not a valid Action
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Final, cast
 
 
 class Action(StrEnum):
@@ -35,6 +35,19 @@ class Action(StrEnum):
     NO_INSURANCE = "no-insurance"
     VOID = "void"  # 15.5: a seated player's choice after the dealer's omitted first card
     COMPLETE = "complete"
+
+
+_ACTION_OF: Final[dict[str, Action]] = {a.value: a for a in Action}
+
+
+def action_of(word: str) -> Action:
+    """The action a word names (``"no-insurance"`` -> :attr:`Action.NO_INSURANCE`). A word
+    that names none is passed on as it is, for the round to refuse naming rule 8.3.
+
+    >>> action_of("hit") is Action.HIT, action_of("fold")
+    (True, 'fold')
+    """
+    return _ACTION_OF.get(word, cast(Action, word))
 
 
 # The groups of actions, in the order legal moves list them.
@@ -140,6 +153,16 @@ class Procedure(StrEnum):
     OMITTED_IN_DEAL = "dealer-card-omitted-in-deal"
 
 
+class TurnKind(StrEnum):
+    """What the round waits for (:meth:`pontoon.round.Round.to_act`)."""
+
+    BETTING = "betting"  # wagers, then the dealer's "No more bets" (8.2)
+    INSURANCE = "insurance"  # peek game: insurance before the dealer peeks (10)
+    CHOOSE = "choose"  # 15.5: seated players choose to void or complete
+    FOLLOW = "follow"  # 15.3(c), (d): players behind follow a double or a split
+    DECIDE = "decide"  # the seated player of the box in turn (8.3)
+
+
 class Role(StrEnum):
     """Who applies a procedure."""
 
@@ -166,4 +189,6 @@ __all__ = [
     "Phase",
     "Procedure",
     "Role",
+    "TurnKind",
+    "action_of",
 ]

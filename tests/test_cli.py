@@ -141,6 +141,17 @@ def test_round_set_overrides_the_scenario(
             '[{"player": "a", "amount": 1000}]}], "actions": [{"box": 1, "action": "fly"}]}',
             "unknown action",
         ),
+        (  # 15: each box of the layout is listed once
+            '{"shoe": ["9S", "7H", "8D", "KC", "2C"], "boxes": ['
+            '{"box": 1, "wagers": [{"player": "a", "amount": 1000}]},'
+            '{"box": 1, "wagers": [{"player": "b", "amount": 1000}]}]}',
+            "box 1 is listed twice",
+        ),
+        (  # 15.3: one wager a player on a box
+            '{"shoe": ["9S", "7H", "8D"], "boxes": [{"box": 1, "wagers": ['
+            '{"player": "a", "amount": 1000}, {"player": "a", "amount": 500}]}]}',
+            "box 1: 'a' wagers twice",
+        ),
     ],
 )
 def test_round_bad_scenarios_exit_2(

@@ -164,8 +164,7 @@ def snapshot(rnd: Round, shoe: Shoe | None) -> dict[str, Any]:
     hands and wagers through their dataclass repr), and the shoe."""
     state: dict[str, Any] = {
         k: tuple(v) if k == "events" else repr(v)
-        for k, v in vars(rnd).items()
-        if k not in ("rules", "source")
+        for k, v in ((k, getattr(rnd, k)) for k in Round.STATE)
     }
     if shoe is not None:
         state["shoe"] = (
@@ -297,10 +296,10 @@ def wager_ledgers(rnd: Round) -> tuple[dict[LedgerKey, Ledger], dict[int, list[i
                 assert e.box is not None
                 ids.setdefault(e.box, [0])
             elif kind == "action" and e.box is not None and e.hand is not None:
-                if e.detail == "split":  # the seated player's split: a hand after this one
+                if e.detail == "split" and e.follow is None:  # the seated player's split
                     made[e.box] += 1
                     ids[e.box].insert(e.hand + 1, made[e.box])
-                elif e.detail == "split/1":  # 15.3(d): the wager follows the second hand
+                elif e.detail == "split" and e.follow == 1:  # 15.3(d): follows the second hand
                     assert e.player is not None
                     old = (e.box, ids[e.box][e.hand], e.player)
                     ledgers[e.box, ids[e.box][e.hand + 1], e.player] = ledgers.pop(old)

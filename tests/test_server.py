@@ -170,7 +170,8 @@ def test_full_round_split_behind_double_insurance_bust(client: TestClient, db: P
     assert hands[0]["cards"] == ["8S", "7C", "KD"] and hands[0]["total"] > 21
     assert [w["player"] for w in hands[1]["wagers"]] == ["ana", "ben"]
     kinds = {(e["kind"], e.get("detail")) for e in _events(s)}
-    assert ("action", "split/both") in kinds and ("action", "insure") in kinds
+    follows = [(e["player"], e["follow"]) for e in _events(s) if "follow" in e]
+    assert follows == [("ben", "both")] and ("action", "insure") in kinds  # 15.3(d)
     assert ("outcome", "bust") in kinds
     assert s["result"] == {"ana": -2000, "ben": -1250, "cat": 4000}
     assert s["players"]["cat"]["balance"] == 104_000

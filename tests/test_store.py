@@ -153,6 +153,42 @@ def test_a_store_of_the_first_schema_is_upgraded_and_keeps_its_rounds(
     assert code == 0 and out.startswith("intact"), out
 
 
+def test_15_3_d_a_store_written_before_follow_was_a_field_reads_verifies_and_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store of schema 0004, written by the previous version: players behind following a
+    split (15.3(d)) were recorded as ``detail`` "split/both" and "split/1". Opened now it is
+    upgraded, its hash chain is intact, and its rounds replay to the same money, the
+    follower's choice read as the move's ``follow``."""
+    import shutil
+
+    from pontoon.replay import move_of, replay
+
+    db = tmp_path / "old.db"
+    shutil.copy(Path(__file__).parent / "data" / "stores" / "v0004_followed_splits.db", db)
+    url = f"sqlite:///{db}"
+    code, out = cli(["verify", "--db", url], capsys)
+    assert code == 0 and out.startswith("intact"), out
+    with Store(url) as store:
+        assert store.revision() == HEAD
+        rounds = [[s["event"] for s in store.round_events(n)] for n in (1, 2)]
+    follows = [
+        m.follow for e in rounds[1] if (m := move_of(e)) is not None and m.follow is not None
+    ]
+    assert follows == ["both", 1]  # ben covers both hands, cat's wager follows hand 1
+    assert all(e.follow is None for r in rounds for e in r)  # as written, never rewritten
+    for events in rounds:
+        rebuilt = replay(events)
+        assert rebuilt.over
+        nets: dict[str, int] = {}
+        for e in events:
+            if e.kind in ("stake", "return", "pay") and e.player and e.amount:
+                nets[e.player] = nets.get(e.player, 0) + (-1 if e.kind == "stake" else 1) * e.amount
+        assert {p: rebuilt.net(p) for p in rebuilt.players} == nets
+    code, out = cli(["replay", "--db", url, "--round", "2"], capsys)
+    assert code == 0 and "split/1" in out and "split/both" in out
+
+
 def test_rounds_with_irregularities_record_verify_and_replay(
     url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -205,7 +205,7 @@ class Hub:
                 elif isinstance(msg, Procedure):
                     table.procedure(session, msg)
             except PontoonError as exc:
-                table._reload()  # an unexpected engine error: the store is the truth
+                table.reload()  # an unexpected engine error: the store is the truth
                 raise Refused(f"{exc}", code="error") from None
             try:
                 ack = (session.digest, msg.id) if session.digest and msg.id else None
@@ -272,7 +272,7 @@ def create_app(
         state["hub"] = hub
         app.state.hub = hub
         for t in hub.tables.values():
-            t._arm_timer()  # a resumed round's turn timer
+            t.arm_timer()  # a resumed round's turn timer
         expiry = asyncio.create_task(_expire_sessions(hub))
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
         # cyclic collector need not scan it again and again (its pauses add to the latency).

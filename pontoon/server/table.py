@@ -19,16 +19,18 @@ from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, total
 from pontoon.irregularities import Irregularity
-from pontoon.round import BETTING, INSURANCE, INSURANCE_ACTIONS, Box, Move, Round
+from pontoon.layout import Box, Move
+from pontoon.round import Round
 from pontoon.rules import RuleSet
-from pontoon.settlement import winnings
 from pontoon.shoe import Shoe, Shuffler, seeded
 from pontoon.store.db import Store, token_digest
 from pontoon.store.group import GroupWriter
-from pontoon.store.recorder import LedgerError, OpenRound, RoundLog, TableLog
-from pontoon.store.session import resumable, tidy
-from pontoon.store.shoestate import matches, restore
+from pontoon.store.recorder import LedgerError, RoundLog, TableLog
+from pontoon.store.session import recover
+from pontoon.store.shoestate import restore
 from pontoon.store.show import event_text
+from pontoon.vocab import INSURANCE_ACTIONS, Phase, Role, TurnKind, action_of
+from pontoon.vocab import Procedure as Kind
 
 from .protocol import Act, Bet, Procedure
 
@@ -123,9 +125,7 @@ class Table:
         self.writer = writer  # the store's one writer: group commits shared by all tables
         self.name = config.name
         self.rules = config.rules
-        # the blackjack presets call a natural "blackjack"; the engine calls it pontoon
-        blackjack = "blackjack" in self.rules.name or "21" in self.rules.name
-        self.natural = "blackjack" if blackjack else "pontoon"
+        self.natural = self.rules.natural_word
         self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
         self.log = TableLog(store, config.name)
         self.lock = asyncio.Lock()
@@ -155,40 +155,30 @@ class Table:
     def _rng(self) -> Shuffler:
         return self.config.shuffler() if self.config.shuffler else seeded(None)
 
-    def _resumable(self, open_round: OpenRound) -> Round | None:
-        return resumable(self.log, self.rules, open_round)
-
     def _recover(self) -> Shoe:
         """The shoe and any unfinished round, taken back from the store as ``pontoon play
-        --db`` does: resumed when it can be reconstructed, else void (16.5)."""
-        log = self.log
-        state = log.shoe_state
-        if state is not None and matches(self.rules, state[1]):
-            shoe = restore(self.rules, state[1], None)
+        --db`` does (:func:`pontoon.store.session.recover`): resumed when it can be
+        reconstructed, else void (16.5)."""
+        rules = self.rules
+
+        def make_shoe(state: str | None) -> Shoe:
+            if state is None:
+                return Shoe(rules, self._rng())
+            shoe = restore(rules, state, None)
             if self.config.shuffler is not None:
                 shoe.rng = self._rng()
-        else:
-            shoe = Shoe(self.rules, self._rng())
-        open_round = log.open_round()
-        rnd = self._resumable(open_round) if open_round is not None else None
-        if open_round is not None and rnd is not None:
-            rnd.source = shoe
-            shoe.listener = rnd._shoe_event
-            self.round = rnd
-            self.roundlog = RoundLog(
-                log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
-            )
-            self.names |= open_round.players
-            self.notes.append(f"round {open_round.number} resumed from the store (16.5)")
-        while open_round is not None and rnd is None:
-            log.void(open_round, "interrupted; cannot be reconstructed")
-            self.notes.append(f"round {open_round.number} was interrupted: void (16.5)")
-            open_round = log.open_round()
-        if self.round is None and shoe.shuffles:
-            tidy(shoe)
-        return shoe
+            return shoe
 
-    def _reload(self) -> None:
+        got = recover(self.log, rules, make_shoe)
+        if got.resumed is not None:
+            self.round, self.roundlog = got.resumed.round, got.resumed
+            self.names |= got.resumed.players
+            self.notes.append(f"round {got.resumed.number} resumed from the store (16.5)")
+        for number in got.voided:
+            self.notes.append(f"round {number} was interrupted: void (16.5)")
+        return got.shoe
+
+    def reload(self) -> None:
         """After a failed write: forget memory, take the table back from the store."""
         self.log.reload()
         self.round = None
@@ -273,40 +263,16 @@ class Table:
         return self.log.balance(name)
 
     # ------------------------------------------------------------------ the state
-    def awaiting(self, legal: list[Move] | None = None) -> dict[str, Any] | None:
-        """Whose decision the table waits for."""
+    def awaiting(self) -> dict[str, Any] | None:
+        """Whose decision the table waits for (:meth:`pontoon.round.Round.to_act`)."""
         rnd = self.round
-        if rnd is None or rnd.over:
-            return None
-        if rnd.phase == BETTING:
-            return {"kind": "betting", "players": sorted(self._in_round())}
-        if legal is None:
-            legal = rnd.legal_moves()
-        if rnd.choosing:
-            seated = [rnd.boxes[n].seated for n in rnd.choosing]
-            return {"kind": "choose", "boxes": list(rnd.choosing), "players": seated}
-        if rnd.phase == INSURANCE:
-            players = sorted({m.player for m in legal if m.action == "insure" and m.player})
-            return {"kind": "insurance", "players": players}
-        fu = rnd.follow_ups
-        if fu is not None:
-            box = rnd.order[rnd.turn]
-            return {
-                "kind": "follow",
-                "box": box.number,
-                "hand": fu.hand,
-                "follow": fu.kind,
-                "players": list(fu.waiting),
-            }
-        cur = rnd.current()
-        if cur is not None:
-            return {
-                "kind": "decide",
-                "box": cur[0].number,
-                "hand": rnd.hand_index,
-                "players": [cur[0].seated],
-            }
-        return None
+        turn = rnd.to_act() if rnd is not None else None
+        return turn.to_dict() if turn is not None else None
+
+    def mine(self, legal: list[Move], name: str) -> list[Move]:
+        """The moves of ``legal`` that are ``name``'s to make."""
+        rnd = self.round
+        return [m for m in legal if rnd.player_of(m) == name] if rnd is not None else []
 
     def _box_doc(self, box: Box) -> dict[str, Any]:
         hands = []
@@ -358,7 +324,7 @@ class Table:
             "phase": "idle" if rnd is None else ("over" if rnd.over else rnd.phase),
             "boxes": [],
             "dealer": {"cards": [], "total": 0, "text": "", "hole": False},
-            "awaiting": self.awaiting(legal),
+            "awaiting": self.awaiting(),
             "events": [],
             "notes": self.notes[-5:],
             "result": dict(self.last_result),
@@ -444,8 +410,7 @@ class Table:
         if me is not None and rnd is not None:
             legal = [
                 {"action": m.action, "box": m.box, "hand": m.hand, "follow": m.follow}
-                for m in self._shared()[1]
-                if (m.player == me) or (m.player is None and rnd.boxes[m.box].seated == me)
+                for m in self.mine(self._shared()[1], me)
             ]
         return {
             "you": session.name if session else None,
@@ -463,7 +428,7 @@ class Table:
         if session.role != "player":
             raise Refused("only a player wagers", code="role")
         rnd = self.round
-        if rnd is not None and not rnd.over and rnd.phase != BETTING:
+        if rnd is not None and not rnd.over and rnd.phase is not Phase.BETTING:
             raise Refused("no bets after 'No more bets': wait for the next round", "8.2")
         if rnd is None or rnd.over:
             rnd = Round(self.rules, self.shoe)
@@ -484,7 +449,7 @@ class Table:
 
     def deal(self, session: Session | None) -> None:
         rnd = self.round
-        if rnd is None or rnd.over or rnd.phase != BETTING:
+        if rnd is None or rnd.over or rnd.phase is not Phase.BETTING:
             raise Refused("there is no round waiting to be dealt", "8.2")
         if (
             session is not None
@@ -507,31 +472,13 @@ class Table:
         if me not in box.players:
             raise Refused(f"{me} has no wager on box {msg.box}", "15.3", code="seat")
         player = None if (box.seated == me and msg.action not in INSURANCE_ACTIONS) else me
-        move = Move(msg.action, msg.box, msg.hand, player, msg.amount, msg.follow)
+        move = Move(action_of(msg.action), msg.box, msg.hand, player, msg.amount, msg.follow)
         try:
             rnd.check(move)
         except IllegalAction as exc:
             raise Refused(str(exc), exc.rule) from None
-        self._money_check(me, self._needs(rnd, box, move, me))
+        self._money_check(me, rnd.stake_of(move))
         rnd.apply(move)
-
-    def _needs(self, rnd: Round, box: Box, move: Move, me: str) -> int:
-        """The money ``move`` takes from ``me``'s balance (checked before it is made)."""
-        if move.action == "insure":
-            return move.amount or winnings(box.original[me], self.rules.insurance_max)
-        if move.action not in ("double", "split"):
-            return 0
-        if move.player is None:
-            cur = rnd.current()
-            hand = cur[1] if cur is not None else box.hands[0]
-        else:
-            fu = rnd.follow_ups
-            hand = box.hands[fu.hand if fu is not None else 0]
-            if move.action == "split" and move.follow not in (None, "both"):
-                return 0
-        w = hand.wager_of(me)
-        stake = w.stake if w is not None else 0
-        return move.amount if move.amount is not None else stake
 
     def procedure(self, session: Session, msg: Procedure) -> None:
         if session.role != "supervisor":
@@ -551,12 +498,15 @@ class Table:
         rnd = self.round
         if rnd is None or rnd.over:
             return
-        if rnd.phase == BETTING:
+        turn = rnd.to_act()
+        if turn is None:
+            return
+        if turn.kind is TurnKind.BETTING:
             rnd.deal()
-        elif rnd.choosing or rnd.phase == INSURANCE or rnd.follow_ups is not None:
+        elif turn.kind is TurnKind.DECIDE:
+            rnd.apply_irregularity(Irregularity(Kind.ABSENT, by=Role.SUPERVISOR))
+        else:  # insurance, players behind, 15.5 choices
             rnd.apply_defaults()
-        elif rnd.current() is not None:
-            rnd.apply_irregularity(Irregularity("absent", by="supervisor"))
 
     # ------------------------------------------------------------------ commit and tell
     async def commit(self, ack: tuple[str, str] | None = None) -> None:
@@ -571,14 +521,14 @@ class Table:
                 prepared.batch.ack = ack
                 rl.applied(prepared, await self.writer.append(prepared.batch))
             except (LedgerError, PontoonError, OSError):
-                self._reload()
+                self.reload()
                 self.version += 1
                 raise
             if rl.round.over:
                 self.last_result = dict(rl.round.balance)
         self.version += 1
         self._mark_changes()
-        self._arm_timer()
+        self.arm_timer()
 
     def _mark_changes(self) -> None:
         """Note, for each player, the version at which what the player may do (or the cards
@@ -591,12 +541,7 @@ class Table:
                 boxes = [b for b in rnd.boxes.values() if name in b.players]
                 key = (
                     rnd.phase,
-                    tuple(
-                        m
-                        for m in legal
-                        if m.player == name
-                        or (m.player is None and rnd.boxes[m.box].seated == name)
-                    ),
+                    tuple(self.mine(legal, name)),
                     tuple(tuple(len(h.cards) for h in b.hands) for b in boxes),
                 )
             if self._seen_keys.get(name) != key:
@@ -609,7 +554,7 @@ class Table:
             return v != self.version
         return v < self.changed.get(session.name, 0)
 
-    def _arm_timer(self) -> None:
+    def arm_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

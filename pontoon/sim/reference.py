@@ -16,11 +16,12 @@ import numpy as np
 
 from pontoon.analysis.chart import CODES, Chart, pair_row, total_row
 from pontoon.hand import is_pair, is_soft, total
-from pontoon.round import INSURANCE, Move, Round
+from pontoon.round import Move, Round
 from pontoon.shoe import Shoe
 from pontoon.sim.compiled import ACTION_NAMES, IntArray, preferences
 from pontoon.sim.job import Job
 from pontoon.sim.rng import KernelShuffler
+from pontoon.vocab import Action, TurnKind
 
 _PREFS = preferences()
 
@@ -46,7 +47,7 @@ def chart_move(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> M
             wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
         wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
     for action in (*wish, "hit", "stand"):
-        move = Move(action, box.number)
+        move = Move(Action(action), box.number)
         if rnd.can(move):
             return move
     raise AssertionError("no legal move")
@@ -64,7 +65,8 @@ def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
             rnd.place_wager(b, p, job.wager)
         rnd.deal()
         while not rnd.over:
-            if rnd.phase == INSURANCE or rnd.follow_ups is not None:
+            turn = rnd.to_act()
+            if turn is not None and turn.kind is not TurnKind.DECIDE:  # insurance, players behind
                 rnd.apply_defaults()
             else:
                 rnd.apply(chart_move(rnd, chart, rescues))

@@ -109,7 +109,13 @@ def event_of(row: Row[Any]) -> Event:
         m["odds"],
         m["rule"],
         m["by"],
+        _follow(m["follow"]),
     )
+
+
+def _follow(text: str | None) -> str | int | None:
+    """An event's ``follow`` as stored (text) back to the event's value: "both", 0 or 1."""
+    return int(text) if text is not None and text.isdigit() else text
 
 
 @dataclass(slots=True)
@@ -358,7 +364,7 @@ class Store:
                 rows.append(
                     {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
                     | e._asdict()
-                    | {"hash": h}
+                    | {"follow": None if e.follow is None else str(e.follow), "hash": h}
                 )
                 money = chain.entry(e)
                 if money is not None:

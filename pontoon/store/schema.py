@@ -28,7 +28,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0004"
+HEAD = "0005"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -89,6 +89,7 @@ events = Table(
     Column("odds", String(16), nullable=True),
     Column("rule", String(64), nullable=True),
     Column("by", String(32), nullable=True),
+    Column("follow", String(8), nullable=True),  # 15.3(d): "both", "0" or "1" (0005)
     Column("hash", String(64), nullable=False),
     Index("ix_events_round_id", "round_id"),
 )

@@ -1,4 +1,5 @@
-"""``pontoon play --db``: the terminal table's link to the store, and its recovery.
+"""``pontoon play --db``: the terminal table's link to the store; and :func:`recover`, how every
+table (the terminal's and the server's) comes back after a restart.
 
 On start, the table's shoe comes back from the store (same cards, same order) and an
 unfinished round left by a killed process is either **resumed** exactly where its last commit
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pontoon.cards import Card
@@ -26,9 +28,14 @@ from pontoon.store.shoestate import matches, restore
 
 @dataclass(slots=True)
 class Recovery:
+    """What a table takes back from the store: its shoe, the unfinished round resumed (or
+    None), the numbers of the rounds voided, and (for ``pontoon play``) the player's money off
+    the table."""
+
     shoe: Shoe
-    bankroll: int  # the player's money off the table before the resumed round
     resumed: RoundLog | None = None
+    voided: list[int] = field(default_factory=list)
+    bankroll: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -57,11 +64,40 @@ def resumable(
     return rnd if rnd.events == evts and not rnd.over else None
 
 
+def recover(
+    log: TableLog,
+    rules: RuleSet,
+    make_shoe: Callable[[str | None], Shoe],
+    players: set[str] | None = None,
+) -> Recovery:
+    """The one recovery path of every table (``pontoon play --db`` and the server): the shoe
+    comes back from the store (``make_shoe(state)``, ``state`` None when there is none for
+    these rules), and an unfinished round is resumed where its last commit left it or, when it
+    cannot be, voided with its wagers returned (16.5) — never both, never neither."""
+    state = log.shoe_state
+    shoe = make_shoe(state[1] if state is not None and matches(rules, state[1]) else None)
+    out = Recovery(shoe)
+    open_round = log.open_round()
+    rnd = resumable(log, rules, open_round, players) if open_round is not None else None
+    if open_round is not None and rnd is not None:
+        rnd.continue_with(shoe)
+        out.resumed = RoundLog(
+            log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
+        )
+    while open_round is not None and rnd is None:
+        log.void(open_round, "interrupted; cannot be reconstructed")
+        out.voided.append(open_round.number)
+        open_round = log.open_round()
+    if out.resumed is None and shoe.shuffles:
+        tidy(shoe)
+    return out
+
+
 def tidy(shoe: Shoe) -> None:
     """Cards neither in the shoe nor in the rack lay on a void round's layout: they go to the
     discard rack (16.5), so that the pack is whole again."""
     missing = Counter(c.code for c in shoe.full_pack)
-    missing.subtract(c.code for c in shoe._cards)
+    missing.subtract(c.code for c in shoe.remaining)
     missing.subtract(c.code for c in shoe.discards)
     for code, n in sorted(missing.items()):
         shoe.discards.extend([Card.parse(code)] * max(n, 0))
@@ -79,46 +115,36 @@ class TerminalRecorder:
     def close(self) -> None:
         self.store.close()
 
-    def _resumable(self, open_round: OpenRound) -> Round | None:
-        return resumable(self.log, self.rules, open_round, {self.player})
-
     def recover(self, bankroll: int, seed: int | None) -> Recovery:
-        log = self.log
-        state = log.shoe_state
-        if state is not None and matches(self.rules, state[1]):
-            shoe = restore(self.rules, state[1], seed)
-        else:
-            shoe = Shoe(self.rules, seeded(seed))
-        out = Recovery(shoe, bankroll)
-        open_round = log.open_round()
-        rnd = self._resumable(open_round) if open_round is not None else None
-        if open_round is not None and rnd is not None:
-            rnd.source = shoe
-            shoe.listener = rnd._shoe_event
-            out.resumed = RoundLog(
-                log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
-            )
+        """The shoe, the player's money and any unfinished round, taken back from the store."""
+        rules = self.rules
+        out = recover(
+            self.log,
+            rules,
+            lambda state: (
+                Shoe(rules, seeded(seed)) if state is None else restore(rules, state, seed)
+            ),
+            {self.player},
+        )
+        if out.resumed is not None:
             out.notes.append(
-                f"Round {open_round.number} was interrupted: it is reconstructed from the "
+                f"Round {out.resumed.number} was interrupted: it is reconstructed from the "
                 "store and goes on where it stopped (rule 16.5)."
             )
-        while open_round is not None and rnd is None:
-            log.void(open_round, "interrupted; cannot be reconstructed")
+        for number in out.voided:
             out.notes.append(
-                f"Round {open_round.number} was interrupted and cannot be reconstructed: it is "
+                f"Round {number} was interrupted and cannot be reconstructed: it is "
                 "void and its wagers still on the layout are returned (rule 16.5)."
             )
-            open_round = log.open_round()
-        if out.resumed is None and shoe.shuffles:
-            tidy(shoe)
-        balance = log.balance(self.player)
+        balance = self.log.balance(self.player)
         if out.resumed is not None:
             out.bankroll = balance - out.resumed.round.net(self.player)
         elif balance > 0:
             out.bankroll = balance
             out.notes.append("Your money from the interrupted session is back on the table.")
         else:
-            log.deposit(self.player, bankroll)
+            out.bankroll = bankroll
+            self.log.deposit(self.player, bankroll)
         return out
 
     def start(self, rnd: Round) -> RoundLog:

@@ -54,7 +54,8 @@ def event_text(e: Event) -> str:
         if e.detail == "peek":
             return "the dealer peeks at the hole card"
         extra = f" {amount}" if amount else ""
-        return f"{_where(e)}: {e.player} {e.detail}{extra}"
+        follow = f"/{e.follow}" if e.follow is not None else ""  # 15.3(d): split/both, split/1
+        return f"{_where(e)}: {e.player} {e.detail}{follow}{extra}"
     if k == "stake":
         return f"stake: {amount} from {e.player} to the layout{on}"
     if k == "return":

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import select
 
 from pontoon.errors import PontoonError
-from pontoon.events import Event
+from pontoon.events import Event, upgraded
 from pontoon.replay import replay
 from pontoon.store import chain
 from pontoon.store.db import Store, event_of
@@ -285,6 +285,7 @@ def _replays(evts: list[Event], status: str) -> str | None:
         engine = evts[:cut]
     try:
         again = replay(engine).events
+        engine = [upgraded(e) for e in engine]  # an earlier version's log reads as today's
     except PontoonError as exc:
         return f"its log does not replay: {exc}"
     except (ValueError, KeyError, TypeError, AssertionError) as exc:

@@ -348,7 +348,7 @@ function drawReplay() {
     else if (e.kind === "deal") hand(e.box, e.hand || 0).push(e.card);
     if (e.kind === "hole") hole[0] = true;
     if (e.kind === "reveal") { hole[0] = false; dealer.push(e.card); }
-    if (e.kind === "action" && e.detail === "split") {
+    if (e.kind === "action" && e.detail === "split" && e.follow == null) {  // the seated player's
       const h = hand(e.box, e.hand || 0), card = h.pop();
       boxes[e.box].splice((e.hand || 0) + 1, 0, [card]);
     }
@@ -374,7 +374,7 @@ function describe(e) {
     case "burn": return "a card is burnt face down";
     case "hole": return "the dealer's hole card, face down";
     case "reveal": return `the dealer turns up ${e.card}`;
-    case "action": return e.detail === "no-more-bets" ? "No more bets" : `${where}: ${e.player || ""} ${e.detail}${amt}`;
+    case "action": return e.detail === "no-more-bets" ? "No more bets" : `${where}: ${e.player || ""} ${e.detail}${e.follow != null ? "/" + e.follow : ""}${amt}`;
     case "outcome": return `${where}: ${e.player} ${e.detail}${e.odds ? " at " + e.odds : ""}`;
     default: return `${e.kind} ${e.player || ""}${amt} ${e.detail || ""}`.trim();
   }
