@@ -376,16 +376,19 @@ class Round:
             rule = self.book_rule("16.4")
         else:
             card = self.source.draw()
+        # The hottest event, built as a plain tuple in place (see emit).
         if box is None:
             self.dealer.append(card)
-            self.emit(DEAL, card=card.code, rule=rule)
-        else:
-            box.hands[index].cards.append(card)
-            self.emit(DEAL, box=box.number, hand=index, card=card.code, rule=rule)
-            if len(box.first_cards) < 3:
-                box.first_cards.append(card)
-                if box.sevens and not self.dealer_card_omitted:  # 15.5: wait for the cards
-                    self.settle_sevens(box, final=False)
+            event = (DEAL, None, None, None, card.code, None, None, None, rule, None, None)
+            self.events.append(_make_event(Event, event))
+            return card
+        box.hands[index].cards.append(card)
+        event = (DEAL, box.number, index, None, card.code, None, None, None, rule, None, None)
+        self.events.append(_make_event(Event, event))
+        if len(box.first_cards) < 3:
+            box.first_cards.append(card)
+            if box.sevens and not self.dealer_card_omitted:  # 15.5: wait for the cards
+                self.settle_sevens(box, final=False)
         return card
 
     def card_reached(self, box: Box, index: int, hand: Hand) -> None:
@@ -562,7 +565,8 @@ class Round:
     def _stake(self, box: Box, hand: int | None, player: str, amount: int, rule: str) -> None:
         self.balance[player] = self.balance.get(player, 0) - amount
         self.table += amount
-        self.emit(STAKE, box=box.number, hand=hand, player=player, amount=amount, rule=rule)
+        event = (STAKE, box.number, hand, player, None, amount, None, None, rule, None, None)
+        self.events.append(_make_event(Event, event))
 
     def _money(
         self, kind: EventKind, box: Box, hand: int | None, player: str, amount: int, rule: str
@@ -578,7 +582,8 @@ class Round:
         else:  # pay
             self.house -= amount
             self.balance[player] += amount
-        self.emit(kind, box=box.number, hand=hand, player=player, amount=amount, rule=rule)
+        event = (kind, box.number, hand, player, None, amount, None, None, rule, None, None)
+        self.events.append(_make_event(Event, event))
 
     def _settle(
         self,
