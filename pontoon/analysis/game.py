@@ -29,10 +29,12 @@ from pontoon.analysis.composition import Comp, Compositions, Floats, ShoeModel, 
 from pontoon.analysis.dealer import BUST, NATURAL, DealerPaths, dealer_paths, dealer_table
 from pontoon.analysis.payoffs import Payoffs
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
+from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
+from pontoon.vocab import Action
 
 STAND, HIT, DOUBLE, SURRENDER = range(4)
-ACTIONS: Final = ("stand", "hit", "double", "surrender")
+ACTIONS: Final = (Action.STAND, Action.HIT, Action.DOUBLE, Action.SURRENDER)  # the columns
 NEG: Final = -np.inf
 UPS: Final = np.arange(1, 11)
 Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
@@ -137,6 +139,7 @@ class Game:
         )
         self._rows: dict[Context, Rows] = {}
         self._configs: dict[tuple[object, ...], list[Config]] = {}
+        self._legal: dict[tuple[bool, bool], np.ndarray] = {}
 
     # ------------------------------------------------------------------ the dealer
     def _stand_coef(self, amount: int, win: Floats) -> Floats:
@@ -225,29 +228,40 @@ class Game:
 
     # ------------------------------------------------------------------ legality
     def legal(self, ctx: Context) -> np.ndarray:
-        """(M, 10 up, 4) which actions the rules allow (14.1, 12, 9.3) in ``ctx``."""
-        r = self.rules
+        """(M, 10 up, 4) which actions the rules allow (14.1, 12, 9.3) in ``ctx``, as
+        :func:`pontoon.legality.allowed` says: looked up by the hand's cards (two, or more)
+        and total in :meth:`legal_table`. A composition of one card is not a hand yet (8.2):
+        it may do nothing."""
+        table = self.legal_table(ctx.pair is not None, ctx.pair == 1)
         c = self.comps
-        aces = ctx.pair == 1
-        no_hit = aces and not r.hit_split_aces
-        t, n = c.total, c.ncards
-        out = np.zeros((len(c), 10, 4), dtype=bool)
-        out[:, :, STAND] = ((t >= r.must_draw_below) | aces)[:, None]
-        hit = (t < 21) & (n >= 2) & (not no_hit)
-        out[:, :, HIT] = hit[:, None]
-        dbl = hit & ((n == 2) | (r.double_on == "any-number"))
-        if ctx.pair is not None and not r.double_after_split:
-            dbl &= False
-        if r.double_on in ("9-11", "10-11"):
-            lo = 9 if r.double_on == "9-11" else 10
-            dbl &= (t >= lo) & (t <= 11)
-        out[:, :, DOUBLE] = dbl[:, None]
-        if ctx.pair is None and r.surrender != "none":
-            ups = np.ones(10, dtype=bool)
-            if r.surrender == "void-on-pontoon":  # 9.3: against A, K, Q, J (or 10)
-                ups = (UPS == 1) | (UPS == 10)
-            out[:, :, SURRENDER] = ((n == 2) & (t < 21))[:, None] & ups[None, :]
+        out: np.ndarray = table[np.minimum(c.ncards, 3) - 1, c.total]
         return out
+
+    def legal_table(self, split: bool, aces: bool) -> np.ndarray:
+        """(3 cards: one, two, three or more; 22 total; 10 up; 4) :func:`~pontoon.legality.allowed`
+        for an unsplit hand, or a split hand (of aces): every fact of a hand the analysis
+        plays (never doubled: a doubled hand has stood; an unsplit hand of two cards has made
+        no decision, one of more has hit; a split hand shares its box with another). Built
+        once for each kind of context."""
+        key = (split, aces)
+        if key not in self._legal:
+            out = np.zeros((3, 22, 10, 4), dtype=bool)
+            for n in (2, 3):
+                for t in range(2, 22):
+                    for u in UPS:
+                        f = Facts(
+                            cards=n,
+                            total=t,
+                            from_split=split,
+                            split_aces=aces,
+                            hands=2 if split else 1,
+                            acted=n > 2,
+                            up=int(u),
+                        )
+                        for a, action in enumerate(ACTIONS):
+                            out[n - 1, t, u - 1, a] = allowed(action, f, self.rules)
+            self._legal[key] = out
+        return self._legal[key]
 
     # ------------------------------------------------------------------ suits
     def configs(self, ctx: Context, up: int, hand: tuple[int, int]) -> list[Config]:
