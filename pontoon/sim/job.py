@@ -68,7 +68,7 @@ class Job:
 
         params = C.compile_rules(rules)
         totals, pairs, rescues = C.compile_chart(chart)
-        moves, pair_moves = K.decisions(params, totals, pairs)
+        moves, pair_moves = K.decisions(rules, totals, pairs)
         lo = bankroll // wager + 10
         bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
         tags = np.zeros(52, np.int64)

@@ -4,9 +4,10 @@
 and never insures.
 
 The rules come in as the array of :func:`pontoon.sim.compiled.compile_rules`; the chart as
-the move tables that :func:`decisions` builds once per job from the rules and the tables of
-:func:`~pontoon.sim.compiled.compile_chart`. Money is whole cents, odds are
-fractions and payments are rounded down (``amount * num // den``), as in
+the move tables that :func:`decisions` builds once per job from the tables of
+:func:`~pontoon.sim.compiled.compile_chart` and what :func:`pontoon.legality.allowed` says a
+hand may do (9.3, 12, 13, 14.1: the kernel asks no such question in play). Money is whole
+cents, odds are fractions and payments are rounded down (``amount * num // den``), as in
 :mod:`pontoon.settlement`. The shoe is :class:`pontoon.shoe.Shoe`'s: shuffle, cutting card,
 burn card (8.1), reshuffle before a round after the cutting card came out (8.7) or when it is
 next (8.8), and a reshuffle of the discard rack when the shoe runs out mid-round (16.7).
@@ -24,7 +25,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from pontoon.legality import Facts, allowed
+from pontoon.rules import RuleSet
 from pontoon.sim import compiled as C
+from pontoon.vocab import Action
 
 U64 = np.uint64
 GOLDEN = U64(0x9E3779B97F4A7C15)
@@ -210,109 +214,82 @@ def _won(amount, odds, cat):
     return x if den == 1 else np.int64(x / den)
 
 
-@njit(cache=True)
-def _legal(a, n, t, doubled, from_split, split_aces, pair, nhands, upv, acted, rules):
-    """Round._check_hit/_stand/_double/_split/_surrender for the seated player. ``rules``:
-    (hit_split_aces, must_draw_below, double_after_split, double_on, split_max_hands,
-    resplit_aces, surrender) as compiled; scalars only, so the call costs no reference
-    counting."""
-    hsa, must, das, don, smax, rsa, surr = rules
-    if a == C.HIT:
-        return not doubled and not (split_aces and not hsa) and t < 21
-    if a == C.STAND:  # 14.1(d)
-        return doubled or t >= must or split_aces
-    if a == C.DOUBLE:
-        if doubled or (split_aces and not hsa) or (from_split and not das):
-            return False
-        if don != 1 and n != 2:
-            return False
-        if don == 2:
-            return 9 <= t <= 11
-        if don == 3:
-            return 10 <= t <= 11
-        return True
-    if a == C.SPLIT:
-        return pair and nhands < smax and not (split_aces and not rsa)
-    # surrender (9.3): the first decision on a box's first two cards
-    if surr == 0:
-        return False
-    if surr == 2 and upv != 1 and upv != 10:
-        return False
-    return nhands == 1 and n == 2 and not acted
+# The kernel's action numbers and the words legality judges.
+_ACTIONS = {
+    C.HIT: Action.HIT,
+    C.STAND: Action.STAND,
+    C.DOUBLE: Action.DOUBLE,
+    C.SPLIT: Action.SPLIT,
+    C.SURRENDER_ACTION: Action.SURRENDER,
+}
+NCTX = 64
 
 
-@njit(cache=True)
-def _choose(n, t, soft, fs, sa, pair, pv, nhb, upv, ac, rules, tot, pairs, pref):
-    """The chart's move: the pair's row when the cards may be split (``pair``, of value
-    ``pv``), then the total's row; each cell's first legal action; else hit, else stand."""
-    for row in range(2):
-        if row == 0:
-            if not pair:
-                continue
-            code = pairs[pv - 1, upv - 1]
-        else:
-            code = tot[soft, t, upv - 1]
-        for jj in range(3):
-            x = pref[code, jj]
-            if x < 0:
-                break
-            if _legal(x, n, t, 0, fs, sa, pair, nhb, upv, ac, rules):
-                return x
-    if _legal(C.HIT, n, t, 0, fs, sa, pair, nhb, upv, ac, rules):
-        return C.HIT
-    return C.STAND
-
-
-@njit(cache=True)
-def _decisions(tot, pairs, pref, rules):
-    """Every move :func:`_choose` can make, looked up in play instead of worked out.
-    ``moves[ctx, soft, total, up - 1]`` for a hand that is not a pair that may be split and
-    ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
-    ((((two cards) * 2 + from a split) * 2 + split aces) * 2 + acted) * 4 + hands - 1:
-    everything :func:`_legal` reads of a hand that has not doubled (a doubled hand has
-    stood or been rescued, as the chart's rescue table says: ``compile_chart``)."""
-    moves = np.empty((64, 2, 22, 10), np.int8)
-    pair_moves = np.empty((64, 10, 10), np.int8)
-    for ctx in range(64):
-        nhb = ctx % 4 + 1
-        ac = (ctx >> 2) & 1
-        sa = (ctx >> 3) & 1
-        fs = (ctx >> 4) & 1
-        n = 2 if ctx >> 5 else 3
-        for up in range(1, 11):
-            for soft in range(2):
-                for t in range(22):
-                    moves[ctx, soft, t, up - 1] = _choose(
-                        n, t, soft, fs, sa, False, 0, nhb, up, ac, rules, tot, pairs, pref
-                    )
-            for pv in range(1, 11):
-                t = 12 if pv == 1 else 2 * pv
-                pair_moves[ctx, pv - 1, up - 1] = _choose(
-                    2,
-                    t,
-                    1 if pv == 1 else 0,
-                    fs,
-                    sa,
-                    True,
-                    pv,
-                    nhb,
-                    up,
-                    ac,
-                    rules,
-                    tot,
-                    pairs,
-                    pref,
-                )
-    return moves, pair_moves
-
-
-def decisions(P: Any, totals: Any, pairs: Any) -> tuple[Any, Any]:
-    """The move tables of :func:`_decisions` for the compiled rule set ``P`` and the chart's
-    tables (:func:`pontoon.sim.compiled.compile_chart`), built once per job."""
-    rules = tuple(
-        int(P[i]) for i in (C.HSA, C.MUST_DRAW, C.DAS, C.DOUBLE_ON, C.SPLIT_MAX, C.RSA, C.SURRENDER)
+def context_facts(ctx: int, total: int, up: int, pair: bool) -> Facts:
+    """The facts of a hand in the context ``ctx`` of the move tables (:func:`decisions`)."""
+    return Facts(
+        cards=2 if ctx >> 5 else 3,
+        total=total,
+        pair=pair,
+        from_split=bool((ctx >> 4) & 1),
+        split_aces=bool((ctx >> 3) & 1),
+        hands=ctx % 4 + 1,
+        acted=bool((ctx >> 2) & 1),
+        up=up,
     )
-    return _decisions(totals, pairs, C.preferences(), rules)
+
+
+@functools.lru_cache(maxsize=8)
+def _allowed(rules: RuleSet) -> tuple[Any, Any]:
+    """(64 ctx, 22 total, 10 up, 5 actions) and (64 ctx, 10 pair value, 10 up, 5 actions):
+    :func:`pontoon.legality.allowed` for every hand the move tables look up, by the kernel's
+    action numbers (a pair of value ``v`` totals 12 if aces, else ``2 v``)."""
+    ok = np.zeros((NCTX, 22, 10, len(_ACTIONS)), dtype=bool)
+    pair_ok = np.zeros((NCTX, 10, 10, len(_ACTIONS)), dtype=bool)
+    for ctx in range(NCTX):
+        for up in range(1, 11):
+            for t in range(22):
+                f = context_facts(ctx, t, up, False)
+                for x, action in _ACTIONS.items():
+                    ok[ctx, t, up - 1, x] = allowed(action, f, rules)
+            for pv in range(1, 11):
+                f = context_facts(ctx, 12 if pv == 1 else 2 * pv, up, True)
+                for x, action in _ACTIONS.items():
+                    pair_ok[ctx, pv - 1, up - 1, x] = allowed(action, f, rules)
+    return ok, pair_ok
+
+
+def _first_allowed(rows: list[Any], ok: Any) -> Any:
+    """The chart's move in each cell: the first action of the cells' preferences
+    (:func:`pontoon.sim.compiled.preferences`) in ``rows`` (chart codes, the row asked first
+    first, each shaped as a cell) that ``ok`` (each cell's allowed actions) allows; else hit
+    if allowed, else stand."""
+    prefs = C.preferences()
+    move = np.where(ok[..., C.HIT], C.HIT, C.STAND)
+    for codes in reversed(rows):  # the last choice first, each overwritten by a better one
+        for j in reversed(range(prefs.shape[1])):
+            x = np.broadcast_to(prefs[codes, j], move.shape)
+            fine = (x >= 0) & np.take_along_axis(ok, np.maximum(x, 0)[..., None], -1)[..., 0]
+            move = np.where(fine, x, move)
+    return move.astype(np.int8)
+
+
+def decisions(rules: RuleSet, totals: Any, pairs: Any) -> tuple[Any, Any]:
+    """The chart's move in every context a hand that has not doubled can be in, looked up in
+    play: ``moves[ctx, soft, total, up - 1]`` for a hand that is not a pair that may be split
+    and ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
+    ((((two cards) * 2 + from a split) * 2 + split aces) * 2 + acted) * 4 + hands - 1
+    (:func:`context_facts`); a doubled hand has stood or been rescued, as the chart's rescue
+    table says (``compile_chart``). Each cell is the first action its row asks for that
+    :func:`pontoon.legality.allowed` allows (a pair's row, then its total's); built once per
+    job from the rule set and the chart's tables (:func:`pontoon.sim.compiled.compile_chart`)."""
+    ok, pair_ok = _allowed(rules)
+    ok = np.broadcast_to(ok[:, None], (NCTX, 2, *ok.shape[1:]))  # soft or not: the same facts
+    moves = _first_allowed([totals[None]], ok)
+    pv = np.arange(1, 11)
+    pair_totals = totals[(pv == 1).astype(np.int64), np.where(pv == 1, 12, 2 * pv)]
+    pair_moves = _first_allowed([pairs[None], pair_totals[None]], pair_ok)
+    return moves, pair_moves
 
 
 @njit(cache=True)
@@ -331,9 +308,6 @@ SWITCHES = (
     "h17",
     "by_value",
     "burn",
-    "hsa",
-    "rsa",
-    "smax",
     "sup",
     "surr",
     "takes_all",
@@ -355,7 +329,7 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
     >>> from pontoon.rules import load_rules
     >>> from pontoon.sim.compiled import compile_rules
     >>> specialisation(compile_rules(load_rules("classic-blackjack")), [1, 0, 0, 0, 0, 1, 0], 1)
-    (1, 1, 0, 0, 1, 1, 0, 0, 4, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1)
+    (1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1)
     """
     return tuple(
         int(v)
@@ -366,9 +340,6 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
             P[C.H17],
             P[C.SPLIT_BY_VALUE],
             P[C.BURN],
-            P[C.HSA],
-            P[C.RSA],
-            P[C.SPLIT_MAX],
             P[C.SUPER],
             P[C.SURRENDER],
             P[C.TAKES_ALL],
@@ -395,9 +366,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         h17,
         by_value,
         burn,
-        hsa,
-        rsa,
-        smax,
         sup,
         surr,
         takes_all,
@@ -706,12 +674,6 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                                         disc[s] = 1
                                     else:
                                         state[s] = STOOD
-                                elif sac[s] and not hsa:  # 14.1(c)
-                                    resplit = (
-                                        n == 2 and rank[hc[s, 1]] == 0 and rsa and nh[b] < smax
-                                    )
-                                    if not resplit:
-                                        state[s] = STOOD
                                 if dbl[s] and state[s] == OPEN:  # 14.1(b): one card only
                                     if (
                                         rescue
@@ -734,7 +696,8 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             c0 = hc[s, 0]
                             c1 = hc[s, 1]
                             hs = hard[s]
-                            # the chart's move (_choose, looked up)
+                            # the chart's move, looked up (decisions): split aces that may not
+                            # draw (14.1(c)) stand here unless they split again
                             n = hn[s]
                             soft = ace[s] & (hs <= 11)
                             t = hs + 10 * soft
