@@ -127,6 +127,7 @@ def test_data_flows_rules_shoe_round_events_store_screen() -> None:
         "pontoon.vocab",
         "pontoon.legality",
         "pontoon.layout",
+        "pontoon.dealer",
         "pontoon.round",
         "pontoon.events",
         "pontoon.settlement",
