@@ -58,6 +58,7 @@ class DealerSteps:
         "house",
         "order",
         "phase",
+        "reconstructed",
         "rules",
         "shuffle_after",
         "source",
@@ -85,6 +86,23 @@ class DealerSteps:
     shuffle_after: str | None
     damaged: list[Card]
     events: list[Event]
+    reconstructed: bool
+
+    @property
+    def over(self) -> bool:
+        return self.phase is OVER
+
+    def current(self) -> tuple[Box, Hand] | None:
+        """The box and hand whose decision is awaited, or None."""
+        if self.phase is not PLAYING or self.turn >= len(self.order):
+            return None
+        box = self.order[self.turn]
+        return box, box.hands[self.hand_index]
+
+    def resume(self) -> None:
+        """Go on after a procedure changed the layout (the round's: it closes an insurance
+        phase nobody is left to decide, or runs the automatic steps to the next decision)."""
+        raise NotImplementedError
 
     def hands(self) -> Iterator[tuple[Box, int, Hand]]:
         for box in self.order:

@@ -1,7 +1,8 @@
 """Irregularities: the procedures of Pontoon section 16 and Blackjack 1996 15.5-15.11.
 
 Each procedure is an :class:`Irregularity` applied to a round by the dealer or a supervisor,
-never a player. Like a move it is checked first — refused with the rule number when its
+never a player. It acts through the round's public dealer steps
+(:class:`pontoon.dealer.DealerSteps`), never its private methods. Like a move it is checked first — refused with the rule number when its
 conditions do not hold, changing nothing — and recorded as an ``irregularity`` event naming
 the rule and who applied it, so the round replays with it.
 
@@ -31,81 +32,20 @@ kind                        Pontoon        Blackjack 1996  what happens
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 from pontoon.cards import Card, deck
+from pontoon.dealer import DealerSteps
 from pontoon.errors import IllegalAction, InputError
 from pontoon.hand import hard_total, is_pontoon
-from pontoon.layout import Box, FollowUps, Hand
-from pontoon.rules import RuleSet
-from pontoon.shoe import CardSource, ScriptedCards, Shoe
+from pontoon.layout import Box
+from pontoon.shoe import ScriptedCards, Shoe
 from pontoon.vocab import EventKind, HandState, Phase, Procedure, Role
 
 P = Procedure
 
 ROLES: Final = tuple(Role)
-
-
-class Dealer(Protocol):
-    """What a procedure reads of a round and the dealer steps it acts through: the public
-    part of :class:`pontoon.round.Round` that section 16 needs, and nothing private."""
-
-    rules: RuleSet
-    source: CardSource
-    phase: Phase
-    boxes: dict[int, Box]
-    order: list[Box]
-    dealer: list[Card]
-    hole: Card | None
-    exposed: Card | None
-    turn: int
-    hand_index: int
-    follow_ups: FollowUps | None
-    choosing: list[int]
-    damaged: list[Card]
-    shuffle_after: str | None
-    reconstructed: bool
-    dealer_card_omitted: bool
-    dealer_blackjack: bool
-
-    @property
-    def over(self) -> bool: ...
-
-    def current(self) -> tuple[Box, Hand] | None: ...
-
-    def hands(self) -> Iterator[tuple[Box, int, Hand]]: ...
-
-    def emit(
-        self,
-        kind: str,
-        box: int | None = None,
-        hand: int | None = None,
-        player: str | None = None,
-        card: str | None = None,
-        amount: int | None = None,
-        detail: str | None = None,
-        odds: str | None = None,
-        rule: str | None = None,
-        by: str | None = None,
-    ) -> None: ...
-
-    def deal_card(self, box: Box | None, index: int, rule: str) -> Card: ...
-
-    def card_reached(self, box: Box, index: int, hand: Hand) -> None: ...
-
-    def advance(self) -> None: ...
-
-    def resume(self) -> None: ...
-
-    def interim_settlement(self) -> None: ...
-
-    def settle_sevens(self, box: Box, final: bool) -> None: ...
-
-    def void_box(self, box: Box, rule: str, hands: list[int] | None = None) -> None: ...
-
-    def finish(self) -> None: ...
 
 
 # kind -> {rule book: (rule, supervisor only)}
@@ -151,7 +91,7 @@ class Irregularity:
         return f"{self.kind}{where} by {self.by}"
 
 
-def rule_of(rnd: Dealer, op: Irregularity) -> str:
+def rule_of(rnd: DealerSteps, op: Irregularity) -> str:
     """The rule that governs ``op`` under the round's rule book; refused when there is none."""
     books = PROCEDURES.get(op.kind)
     if books is None:
@@ -171,7 +111,7 @@ def _refuse(op: Irregularity, rule: str, reason: str) -> IllegalAction:
     return IllegalAction(op.kind, op.box, rule, reason)
 
 
-def check(rnd: Dealer, op: Irregularity) -> None:
+def check(rnd: DealerSteps, op: Irregularity) -> None:
     """Raise :class:`IllegalAction` naming the rule unless ``op`` may be applied now."""
     rule = rule_of(rnd, op)
     supervisor_only = PROCEDURES[op.kind][rnd.rules.rule_book][1]
@@ -245,7 +185,7 @@ def check(rnd: Dealer, op: Irregularity) -> None:
         raise _refuse(op, rule, "the dealer's first card was dealt")
 
 
-def _check_missed_insurance(rnd: Dealer, op: Irregularity, box: Box | None, rule: str) -> None:
+def _check_missed_insurance(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
     if box is None or op.player not in box.players:
         raise _refuse(op, rule, "name the box and a player with a wager on it")
     if not (rnd.rules.insurance and rnd.dealer and rnd.dealer[0].is_ace):
@@ -256,7 +196,7 @@ def _check_missed_insurance(rnd: Dealer, op: Irregularity, box: Box | None, rule
         raise _refuse(op, rule, f"{op.player} has already decided on insurance")
 
 
-def apply(rnd: Dealer, op: Irregularity) -> None:
+def apply(rnd: DealerSteps, op: Irregularity) -> None:
     """Apply ``op``, which :func:`check` has allowed, to the round (through
     :meth:`Round.apply_irregularity`, which undoes it should it fail part-way)."""
     rule = rule_of(rnd, op)
@@ -306,7 +246,7 @@ def apply(rnd: Dealer, op: Irregularity) -> None:
         rnd.damaged = []
 
 
-def _void(rnd: Dealer, op: Irregularity, rule: str) -> None:
+def _void(rnd: DealerSteps, op: Irregularity, rule: str) -> None:
     """16.5: the whole round void, or the hand(s) of one box; hands dealt after the error
     stand as dealt. A void wager returns exactly its stake, even one already settled."""
     if op.box is None:
@@ -319,7 +259,7 @@ def _void(rnd: Dealer, op: Irregularity, rule: str) -> None:
     rnd.resume()
 
 
-def _absent(rnd: Dealer, rule: str) -> None:
+def _absent(rnd: DealerSteps, rule: str) -> None:
     """16.6: cards are dealt to an absent player's hands until each totals 12 or more
     (15.9: while the hard total is 11 or less); then the hand stands."""
     cur = rnd.current()
@@ -340,7 +280,7 @@ def _absent(rnd: Dealer, rule: str) -> None:
         rnd.advance()
 
 
-def _untouched(rnd: Dealer) -> bool:
+def _untouched(rnd: DealerSteps) -> bool:
     """The layout is still the initial deal: no decision, no card drawn, nothing settled."""
     return all(
         not h.acted
@@ -351,7 +291,7 @@ def _untouched(rnd: Dealer) -> bool:
     ) and all(len(b.hands) == 1 for b in rnd.order)
 
 
-def _dealer_omitted(rnd: Dealer, extra: Card | None) -> None:
+def _dealer_omitted(rnd: DealerSteps, extra: Card | None) -> None:
     """15.5: before any decision the hands are reconstructed as they should have been dealt;
     after one, each seated player chooses to void or complete the hand, and an ace and a ten
     the dealer then deals himself or herself count 21 but not blackjack."""

@@ -153,7 +153,7 @@ class Round(DealerSteps):
         "reconstructed",
         "events",
     )
-    __slots__ = ("_checked", "reconstructed")  # the rest: DealerSteps.__slots__
+    __slots__ = ("_checked",)  # the state: DealerSteps.__slots__
 
     def __init__(self, rules: RuleSet, source: CardSource) -> None:
         self.rules = rules
@@ -183,10 +183,6 @@ class Round(DealerSteps):
         self._checked: tuple[Move, int, tuple[Route, Move, Box, str]] | None = None
 
     # ================================================================== the query API
-    @property
-    def over(self) -> bool:
-        return self.phase is OVER
-
     def net(self, player: str) -> int:
         """What ``player`` has won (positive) or lost in this round so far."""
         return self.balance.get(player, 0)
@@ -199,13 +195,6 @@ class Round(DealerSteps):
     def natural_word(self) -> str:
         """What the table calls a natural: ``pontoon`` or ``blackjack``."""
         return self.rules.natural_word
-
-    def current(self) -> tuple[Box, Hand] | None:
-        """The box and hand whose decision is awaited, or None."""
-        if self.phase is not PLAYING or self.turn >= len(self.order):
-            return None
-        box = self.order[self.turn]
-        return box, box.hands[self.hand_index]
 
     def cards_on_layout(self) -> list[Card]:
         """Cards dealt this round and not yet in the discard rack."""
@@ -348,8 +337,6 @@ class Round(DealerSteps):
         )
 
     # ================================================================== dealer steps
-    # The public steps the procedures of section 16 (pontoon.irregularities) are made of.
-
     def resume(self) -> None:
         """Go on after a procedure changed the layout: close an insurance phase nobody is left
         to decide, or run the automatic steps to the next decision."""
