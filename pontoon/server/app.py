@@ -15,7 +15,8 @@ import gc
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,6 @@ from pontoon.store.group import GroupWriter
 from pontoon.store.show import list_rounds, replay_document
 
 from .protocol import (
-    MAX_MESSAGE,
     Act,
     BadMessage,
     Bet,
@@ -46,31 +46,131 @@ from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
+OUTBOX = 64  # messages waiting for one client: more, and it is disconnected (falls behind)
+SEND_SECONDS = 10.0  # a message its socket does not take within this: disconnected
+CLOSE_BEHIND = 1008  # the close code of a client disconnected for falling behind
 UNKNOWN = "unknown session token for this table"
 log = logging.getLogger(__name__)
 
 
 class _Socket:
-    def __init__(self, ws: WebSocket, session: Session) -> None:
+    """One WebSocket client and its own writer task, which alone sends on the socket.
+
+    What is to be sent is queued, never awaited by whoever queues it: the direct replies in
+    order, and at most one pending state (a newer state replaces a state not sent yet; it goes
+    out where the older one would have, so it still comes before the replies queued after
+    it). A client that falls behind — more than :data:`OUTBOX` messages waiting, or one
+    message not taken by its socket within :data:`SEND_SECONDS` — is disconnected."""
+
+    def __init__(self, ws: WebSocket, session: Session, gone: Callable[[Client], None]) -> None:
         self.ws = ws
         self.session = session
-        self.closed = False  # by the server: nothing is sent after it
+        self.closed = False  # by the server: nothing is queued after it
+        self.dropped = False  # disconnected for falling behind
+        self._gone = gone  # told when the client is dropped (the table forgets it)
+        self._queue: deque[str | None] = deque()  # a text, or None: the pending state
+        self._state = ""  # the newest state, sent where the None stands in the queue
+        self._states = 0  # how many None are in the queue (at most two: see post_state)
+        self._code: int | None = None  # the close code, once every message is sent
+        self._wake = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._write())
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self.send_text(json.dumps(message, separators=(",", ":")))
+    def post_state(self, text: str, last: bool = False) -> None:
+        """Queue a state. ``last``: after every message queued so far (the answer to a
+        ``state`` request); else where a state not sent yet already waits, if one does."""
+        if self.closed:
+            return
+        self._state = text
+        if self._states and (not last or self._queue[-1] is None):
+            return
+        self._push(None)
 
-    async def send_text(self, text: str) -> None:
+    def post(self, message: dict[str, Any]) -> None:
         if not self.closed:
-            await self.ws.send_text(text)
+            self._push(json.dumps(message, separators=(",", ":")))
 
-    async def close(self, code: int, message: dict[str, Any] | None = None) -> None:
+    def close(self, code: int, message: dict[str, Any] | None = None) -> None:
         """Send ``message`` if any, then close the socket with ``code``; only once."""
         if self.closed:
             return
-        self.closed = True
         if message is not None:
-            await self.ws.send_text(json.dumps(message, separators=(",", ":")))
-        await self.ws.close(code=code)
+            self.post(message)
+        self.closed = True
+        self._code = code
+        self._wake.set()
+
+    def _push(self, item: str | None) -> None:
+        if len(self._queue) >= OUTBOX:
+            self.drop(f"more than {OUTBOX} messages waiting")
+            return
+        self._queue.append(item)
+        if item is None:
+            self._states += 1
+        self._wake.set()
+
+    def drop(self, why: str) -> None:
+        """Disconnect a client that falls behind: nothing more is queued or sent to it, the
+        table forgets it, and its connection is cut (it may not be reading at all)."""
+        if self.dropped:
+            return
+        log.warning(
+            "client of %s at table %s disconnected: %s", self.session.name, self.session.table, why
+        )
+        self.dropped = self.closed = True
+        self._queue.clear()
+        self._states = 0
+        self._gone(self)
+        abort = _abort_of(self.ws)
+        if abort is not None:
+            abort()  # a close frame would wait behind the data it does not read
+        self._code = CLOSE_BEHIND
+        self._wake.set()
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                while not self._queue:
+                    if self._code is not None:
+                        if not (self.dropped and _abort_of(self.ws) is not None):
+                            async with asyncio.timeout(SEND_SECONDS):
+                                await self.ws.close(code=self._code)
+                        return
+                    self._wake.clear()
+                    await self._wake.wait()
+                item = self._queue.popleft()
+                if item is None:
+                    self._states -= 1
+                    item = self._state
+                async with asyncio.timeout(SEND_SECONDS):
+                    await self.ws.send_text(item)
+        except TimeoutError:
+            self.drop(f"a message not taken by its socket within {SEND_SECONDS:g} s")
+        except Exception:  # the connection is gone: its handler sees it end
+            self.closed = True
+            self._queue.clear()
+            self._states = 0
+
+    async def finish(self) -> None:
+        """The handler ends: what a close queued is sent first (within the time limit), else
+        the writer just stops (the peer is gone)."""
+        if self.closed and not self.dropped:
+            with suppress(TimeoutError):
+                async with asyncio.timeout(SEND_SECONDS):
+                    await asyncio.shield(self._task)
+        if not self._task.done():
+            self._task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._task
+
+
+def _abort_of(ws: WebSocket) -> Callable[[], None] | None:
+    """The server transport's ``abort`` (uvicorn's protocol object is the ``self`` of the raw
+    ASGI ``send``, which :func:`create_app` keeps in the scope), or None elsewhere (a test
+    client): a connection whose peer reads nothing cannot be closed politely."""
+    send = ws.scope.get("pontoon.send")
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    abort = getattr(transport, "abort", None)
+    return abort if callable(abort) else None
 
 
 class Hub:
@@ -138,8 +238,7 @@ class Hub:
             if client.session.closed:
                 table.clients.discard(client)
                 if client is not sender:
-                    with suppress(Exception):  # a broken socket is gone already
-                        await client.close(1000, left)
+                    client.close(1000, left)  # queued: its writer sends it, then closes
         return amount
 
     async def expire(self, table: Table) -> list[str]:
@@ -158,7 +257,7 @@ class Hub:
                 gone.append(name)
             if gone:
                 table.notes.append(f"session expired, cashed out: {', '.join(gone)}")
-                await table.broadcast()
+                table.broadcast()
         return gone
 
     async def handle(self, table: Table, client: Client, text: str | bytes) -> dict[str, Any]:
@@ -186,7 +285,7 @@ class Hub:
                 if session.role != "player":
                     raise Refused("only a player leaves the table", code="role")
                 amount = await self.leave(table, session.name, client)
-                await table.broadcast()
+                table.broadcast()
                 return {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
             v = getattr(msg, "v", None)
             if v is not None and table.stale(session, v):
@@ -211,15 +310,29 @@ class Hub:
                 ack = (session.digest, msg.id) if session.digest and msg.id else None
                 await table.commit(ack)
             except PontoonError as exc:  # the store refused: the table was taken back from it
-                await table.broadcast()
+                table.broadcast()
                 raise Refused(f"not recorded: {exc}", code="error") from None
             reply: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
             if msg.id is not None:
                 session.seen[msg.id] = reply
                 while len(session.seen) > SEEN:
                     session.seen.popitem(last=False)
-            await table.broadcast()
+            table.broadcast()
         return reply
+
+
+class _KeepSend:
+    """ASGI middleware: a WebSocket's scope keeps the server's own ``send`` (``pontoon.send``),
+    so that a client that reads nothing can be cut off (:func:`_abort_of`)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            scope = dict(scope)
+            scope["pontoon.send"] = send
+        await self.app(scope, receive, send)
 
 
 async def _expire_sessions(hub: Hub) -> None:
@@ -287,6 +400,7 @@ def create_app(
         store.close()
 
     app = FastAPI(title="Pontoon table server", lifespan=lifespan)
+    app.add_middleware(_KeepSend)
     app.state.supervisor_token = token
 
     def hub() -> Hub:
@@ -326,7 +440,7 @@ def create_app(
         async with t.lock:
             s = await hub().join(t, body.name)
             t.bump()
-            await t.broadcast()
+            t.broadcast()
         return {
             "token": s.token,
             "table": t.name,
@@ -345,7 +459,7 @@ def create_app(
                 if session.closed:
                     raise Refused(UNKNOWN, code="auth")
                 amount = await hub().leave(t, session.name)
-                await t.broadcast()
+                t.broadcast()
         except Refused as exc:
             status = {"auth": 401, "role": 403, "illegal": 409}.get(exc.code, 400)
             raise HTTPException(status, str(exc)) from None
@@ -408,12 +522,12 @@ def create_app(
             await websocket.send_json(_error(exc))
             await websocket.close(code=4401)
             return
-        client = _Socket(websocket, session)
+        client = _Socket(websocket, session, t.disconnected)
         t.clients.add(client)
         # a reconnecting client gets the current state
-        await client.send_text(t.state_text(session))
+        client.post_state(t.state_text(session))
         try:
-            while True:
+            while not client.closed:
                 incoming = await websocket.receive()
                 if incoming["type"] == "websocket.disconnect":
                     break
@@ -421,20 +535,18 @@ def create_app(
                 if text is None:
                     text = incoming.get("bytes") or b""
                 try:
-                    if len(text) > MAX_MESSAGE:
-                        raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
                     reply = await hub().handle(t, client, text)
                 except BadMessage as exc:
                     reply = _error(exc)
-                await client.send(reply)  # nothing, when a leave elsewhere closed the socket
+                client.post(reply)  # nothing, when a leave elsewhere closed the socket
                 if reply.get("refresh"):
-                    await client.send_text(t.state_text(session))
+                    client.post_state(t.state_text(session), last=True)
                 if session.closed:  # left: this token opens nothing any more
-                    await client.close(1000 if reply["type"] == "ok" else 4401)
-                    break
+                    client.close(1000 if reply["type"] == "ok" else 4401)
         except WebSocketDisconnect:
             pass
         finally:
             t.disconnected(client)
+            await client.finish()
 
     return app

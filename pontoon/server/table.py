@@ -79,13 +79,20 @@ class Session:
 
 
 class Client(Protocol):
+    """A connected client. Nothing here waits for the network: each call only queues what is
+    to be sent, and the client's own writer sends it (so the table's lock is never held
+    while a socket is slow)."""
+
     session: Session
 
-    async def send(self, message: dict[str, Any]) -> None: ...
+    def post_state(self, text: str) -> None:
+        """Queue a state; a newer one replaces a state not sent yet."""
 
-    async def send_text(self, text: str) -> None: ...
+    def post(self, message: dict[str, Any]) -> None:
+        """Queue a direct message (sent in order)."""
 
-    async def close(self, code: int, message: dict[str, Any] | None = None) -> None: ...
+    def close(self, code: int, message: dict[str, Any] | None = None) -> None:
+        """Queue ``message`` if any, then the closing of the socket with ``code``."""
 
 
 class Refused(Exception):
@@ -584,15 +591,15 @@ class Table:
             except PontoonError as exc:
                 self.notes.append(f"timer: {exc}")
             await self.commit()
-            await self.broadcast()
+            self.broadcast()
 
-    async def broadcast(self) -> None:
+    def broadcast(self) -> None:
+        """Queue the new state to every client: nothing is sent (nor awaited) here, so a
+        socket that does not read holds up nobody (each client's writer sends, and a client
+        that falls behind is disconnected)."""
         common = self._common_text()
         for client in list(self.clients):
-            try:
-                await client.send_text(self.state_text(client.session, common))
-            except Exception:  # a broken socket is dropped; the others go on
-                self.clients.discard(client)
+            client.post_state(self.state_text(client.session, common))
 
     def close(self) -> None:
         if self._timer is not None:

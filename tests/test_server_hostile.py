@@ -1,0 +1,250 @@
+"""The table server against hostile clients (issue 13), on loopback through uvicorn.
+
+Each test reproduces a finding of the issue: a socket that reads nothing while its table plays
+on, one click sent at once on two sockets of a session, inputs that used to give a 500 or kill
+a socket with a traceback. Every test here fails if the server answers any request with a 5xx
+or logs an error or a traceback (uvicorn's and the application's loggers are captured).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+import httpx
+import uvicorn
+from websockets.sync.client import ClientConnection, connect
+
+import pontoon.server.app as server_app
+from pontoon.cli import main
+from pontoon.rules import load_rules
+from pontoon.server.app import create_app
+from pontoon.server.table import TableConfig
+from tests.test_server_helpers import SUPERVISOR, free_port, stacked
+
+pytestmark = pytest.mark.filterwarnings(
+    "error::pytest.PytestUnhandledThreadExceptionWarning",
+    "error::pytest.PytestUnraisableExceptionWarning",
+)
+
+# burn, box 1, dealer, box 1, then two cards to draw: box 1 holds 5 and may hit twice
+ONE_BOX = ["4D", "2S", "9C", "3H", "2C", "2D"]
+
+
+class _Catch(logging.Handler):
+    """Every record of WARNING or above, from every logger (uvicorn's propagate to the root:
+    the server is started with ``log_config=None``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+class _Statuses:
+    """ASGI wrapper noting the status of every HTTP answer (WebSockets pass untouched)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[tuple[str, int]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                self.seen.append((scope["path"], message["status"]))
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+@dataclass
+class Server:
+    host: str
+    db: Path
+    statuses: _Statuses
+    http: httpx.Client
+
+    def join(self, table: str, name: str) -> str:
+        r = self.http.post(f"/api/tables/{table}/join", json={"name": name})
+        assert r.status_code == 200, r.text
+        token: str = r.json()["token"]
+        return token
+
+    @contextmanager
+    def ws(self, table: str, token: str) -> Iterator[ClientConnection]:
+        with connect(f"ws://{self.host}/ws/{table}?token={token}", open_timeout=10) as ws:
+            first = json.loads(ws.recv(timeout=10))
+            assert first["type"] == "state", first
+            yield ws
+
+
+@pytest.fixture(autouse=True)
+def no_5xx_nor_traceback() -> Iterator[list[_Statuses]]:
+    """Fails the test on any 5xx answer or any error or traceback logged meanwhile."""
+    catch = _Catch()
+    root = logging.getLogger()
+    root.addHandler(catch)
+    watched: list[_Statuses] = []
+    try:
+        yield watched
+    finally:
+        root.removeHandler(catch)
+    bad = [r for r in catch.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not bad, "\n".join(f"{r.name}: {r.getMessage()} {r.exc_info!r}" for r in bad)
+    fives = [s for w in watched for s in w.seen if s[1] >= 500]
+    assert not fives, fives
+
+
+@pytest.fixture
+def serve(
+    tmp_path: Path, no_5xx_nor_traceback: list[_Statuses]
+) -> Iterator[Any]:  # a factory of servers
+    stack: list[Any] = []
+
+    @contextmanager
+    def start(configs: list[TableConfig] | None = None) -> Iterator[Server]:
+        db = tmp_path / f"hostile{len(stack)}.db"
+        rules = load_rules("nz-pontoon")
+        if configs is None:
+            configs = [TableConfig("kauri", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX))]
+        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR))
+        no_5xx_nor_traceback.append(app)
+        port = free_port()
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_config=None, log_level="warning"
+        )
+        srv = uvicorn.Server(config)
+        thread = threading.Thread(target=srv.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not srv.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert srv.started
+        host = f"127.0.0.1:{port}"
+        http = httpx.Client(base_url=f"http://{host}", timeout=5)
+        stack.append(srv)
+        try:
+            yield Server(host, db, app, http)
+        finally:
+            http.close()
+            srv.should_exit = True
+            thread.join(15)
+            assert not thread.is_alive(), "the server did not stop"
+
+    yield start
+
+
+def _answer(ws: ClientConnection, timeout: float = 10) -> dict[str, Any]:
+    """The next message that is not a state."""
+    end = time.monotonic() + timeout
+    while True:
+        m: dict[str, Any] = json.loads(ws.recv(timeout=max(0.001, end - time.monotonic())))
+        if m["type"] != "state":
+            return m
+
+
+def _deaf(host: str, path: str) -> socket.socket:
+    """A WebSocket opened by hand that reads nothing after the handshake's headers (a small
+    receive buffer: the server's sends back up at once)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    h, port = host.split(":")
+    s.connect((h, int(port)))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall(
+        (
+            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):  # byte by byte: nothing past the headers
+        head += s.recv(1)
+    assert b" 101 " in head.split(b"\r\n")[0], head
+    return s
+
+
+# ---------------------------------------------------------------------------- item 1
+def test_a_socket_that_reads_nothing_holds_up_nobody(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One client reads nothing while the others join, bet and act: every acknowledgement
+    comes within 100 ms, and the deaf client is disconnected (it fell behind)."""
+    monkeypatch.setattr(server_app, "SEND_SECONDS", 1.0, raising=False)
+    rules = load_rules("nz-pontoon").replace(table_max=1_000_000)
+    with serve([TableConfig("kauri", rules, 600.0, 600.0, 1_000_000, stacked(ONE_BOX))]) as srv:
+        ana, sloth = srv.join("kauri", "ana"), srv.join("kauri", "sloth")
+        deaf = _deaf(srv.host, f"/ws/kauri?token={sloth}")
+        slowest: list[tuple[float, str]] = []
+        try:
+            with srv.ws("kauri", ana) as ws:
+                for i in range(250):  # the old server froze after some 170 of them
+                    t0 = time.monotonic()
+                    r = srv.http.post("/api/tables/kauri/join", json={"name": f"p{i}"})
+                    assert r.status_code == 200, r.text
+                    slowest.append((time.monotonic() - t0, f"join {i}"))
+                    t0 = time.monotonic()
+                    ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": f"b{i}"}))
+                    reply = _answer(ws, timeout=2)
+                    slowest.append((time.monotonic() - t0, f"bet {i}"))
+                    assert reply["type"] == "ok", reply
+                ws.send(json.dumps({"type": "deal", "id": "deal"}))
+                assert _answer(ws, timeout=2)["type"] == "ok"
+                for i in range(2):
+                    t0 = time.monotonic()
+                    ws.send(json.dumps({"type": "act", "action": "hit", "box": 1, "id": f"h{i}"}))
+                    assert _answer(ws, timeout=2)["type"] == "ok"
+                    slowest.append((time.monotonic() - t0, f"hit {i}"))
+            slowest.sort(reverse=True)
+            assert slowest[0][0] < 0.1, slowest[:5]
+            # the deaf client fell behind: disconnected, the table forgot it
+            deadline = time.monotonic() + 10
+            while srv.http.get("/api/tables/kauri/state").json()["players"]["sloth"]["connected"]:
+                assert time.monotonic() < deadline, "the deaf client is still connected"
+                time.sleep(0.05)
+        finally:
+            deaf.close()
+        state = srv.http.get(f"/api/tables/kauri/state?token={ana}").json()
+        assert state["boxes"][0]["original"] == {"ana": 250 * 500}
+    assert main(["verify", "--db", f"sqlite:///{srv.db}"]) == 0
+
+
+def test_queued_replies_keep_their_order_and_a_state_request_its_state(serve: Any) -> None:
+    """Pipelined messages are answered in order; the answer to a ``state`` request is followed
+    by a state at least as new as every ``ok`` before it."""
+    with serve() as srv:
+        token = srv.join("kauri", "ana")
+        with srv.ws("kauri", token) as ws:
+            for i in range(20):
+                ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": f"b{i}"}))
+                ws.send(json.dumps({"type": "state", "id": f"s{i}"}))
+            version = -1
+            for i in range(20):
+                ok = _answer(ws)
+                assert ok["ref"] == f"b{i}" and ok["type"] == "ok", ok
+                version = ok["version"]
+                assert _answer(ws)["ref"] == f"s{i}"
+                state = json.loads(ws.recv(timeout=10))
+                assert state["type"] == "state" and state["version"] >= version
