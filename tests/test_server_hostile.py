@@ -248,3 +248,55 @@ def test_queued_replies_keep_their_order_and_a_state_request_its_state(serve: An
                 assert _answer(ws)["ref"] == f"s{i}"
                 state = json.loads(ws.recv(timeout=10))
                 assert state["type"] == "state" and state["version"] >= version
+
+
+# ---------------------------------------------------------------------------- item 2
+def test_one_click_on_two_sockets_of_a_session_applies_once(serve: Any) -> None:
+    """The same message (one id) sent at once on two sockets of one session: applied once,
+    the other answered as a duplicate — a wager, and an ``act`` without ``v``. Run 30 times
+    (30 tables: a fresh box each time)."""
+    rules = load_rules("nz-pontoon")
+    runs = 30
+    configs = [
+        TableConfig(f"t{i}", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX)) for i in range(runs)
+    ]
+    with serve(configs) as srv:
+        for i in range(runs):
+            table = f"t{i}"
+            token = srv.join(table, "ana")
+            with srv.ws(table, token) as one, srv.ws(table, token) as two:
+                bet = json.dumps({"type": "bet", "box": 1, "amount": 2500, "id": "same-click"})
+                one.send(bet)
+                two.send(bet)
+                replies = [_answer(one), _answer(two)]
+                assert all(r["type"] == "ok" for r in replies), replies
+                assert sorted(bool(r.get("duplicate")) for r in replies) == [False, True]
+                state = srv.http.get(f"/api/tables/{table}/state?token={token}").json()
+                assert state["boxes"][0]["original"] == {"ana": 2500}, (i, state["boxes"])
+                assert state["players"]["ana"]["balance"] == 100_000 - 2500
+                one.send(json.dumps({"type": "deal", "id": "deal"}))
+                assert _answer(one)["type"] == "ok"
+                hit = json.dumps({"type": "act", "action": "hit", "box": 1, "id": "same-hit"})
+                one.send(hit)
+                two.send(hit)
+                replies = [_answer(one), _answer(two)]
+                assert sorted(bool(r.get("duplicate")) for r in replies) == [False, True]
+                state = srv.http.get(f"/api/tables/{table}/state?token={token}").json()
+                assert len(state["boxes"][0]["hands"][0]["cards"]) == 3, (i, state["boxes"])
+    assert main(["verify", "--db", f"sqlite:///{srv.db}"]) == 0
+
+
+def test_the_supervisors_sockets_share_one_session(serve: Any) -> None:
+    """The supervisor's token is one session too: one click on two of its sockets, once."""
+    with serve() as srv:
+        token = srv.join("kauri", "ana")
+        with srv.ws("kauri", token) as ana:
+            ana.send(json.dumps({"type": "bet", "box": 1, "amount": 500}))
+            assert _answer(ana)["type"] == "ok"
+            with srv.ws("kauri", SUPERVISOR) as one, srv.ws("kauri", SUPERVISOR) as two:
+                deal = json.dumps({"type": "deal", "id": "sup-deal"})
+                one.send(deal)
+                two.send(deal)
+                replies = [_answer(one), _answer(two)]
+                assert all(r["type"] == "ok" for r in replies), replies
+                assert sorted(bool(r.get("duplicate")) for r in replies) == [False, True]

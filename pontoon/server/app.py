@@ -181,6 +181,7 @@ class Hub:
         self.writer = GroupWriter(store)
         self.tables = {c.name: Table(c, store, self.writer) for c in configs}
         self.sessions: dict[str, Session] = {}
+        self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.supervisor_token = supervisor_token
         self.charts: dict[str, Any] = {}
 
@@ -190,7 +191,11 @@ class Hub:
         if not token:
             raise Refused("a session token is required: join the table first", code="auth")
         if secrets.compare_digest(token, self.supervisor_token):
-            return Session(token, "supervisor", "supervisor", table)
+            # one session per table, whatever the number of sockets: "two clicks apply once"
+            sup = self.supervisors.get(table)
+            if sup is None:
+                sup = self.supervisors[table] = Session(token, "supervisor", "supervisor", table)
+            return sup
         s = self.sessions.get(token)
         if s is None and len(token) <= 64:
             found = self.store.find_session(token)
@@ -265,10 +270,10 @@ class Hub:
         nothing changed. Returns the reply for the sender."""
         msg = parse(text)
         session = client.session
+        if msg.id is not None and msg.id in session.seen:  # (checked again under the lock)
+            return session.seen[msg.id] | {"duplicate": True}
         if session.closed:
             return _error(Refused(UNKNOWN, code="auth"), msg.id)
-        if msg.id is not None and msg.id in session.seen:
-            return session.seen[msg.id] | {"duplicate": True}
         if msg.type in ("state", "ping"):
             return {"type": "ok", "ref": msg.id, "version": table.version, "refresh": True}
         try:
@@ -279,6 +284,10 @@ class Hub:
     async def _apply(self, table: Table, client: Client, msg: Message) -> dict[str, Any]:
         session = client.session
         async with table.lock:
+            # Two clicks apply once: the id is looked up and recorded under the lock, so the
+            # same message sent at once on two sockets of the session is applied once.
+            if msg.id is not None and msg.id in session.seen:
+                return session.seen[msg.id] | {"duplicate": True}
             if session.closed:  # left while this message waited for the lock
                 raise Refused(UNKNOWN, code="auth")
             if isinstance(msg, Leave):
@@ -286,7 +295,9 @@ class Hub:
                     raise Refused("only a player leaves the table", code="role")
                 amount = await self.leave(table, session.name, client)
                 table.broadcast()
-                return {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
+                out = {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
+                _remember(session, msg.id, out)
+                return out
             v = getattr(msg, "v", None)
             if v is not None and table.stale(session, v):
                 raise Refused(
@@ -313,12 +324,18 @@ class Hub:
                 table.broadcast()
                 raise Refused(f"not recorded: {exc}", code="error") from None
             reply: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
-            if msg.id is not None:
-                session.seen[msg.id] = reply
-                while len(session.seen) > SEEN:
-                    session.seen.popitem(last=False)
+            _remember(session, msg.id, reply)
             table.broadcast()
         return reply
+
+
+def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
+    """Note the reply to the message ``mid`` applied for ``session`` (under the table's lock):
+    the same id again is answered with it, as a duplicate, and not applied."""
+    if mid is not None:
+        session.seen[mid] = reply
+        while len(session.seen) > SEEN:
+            session.seen.popitem(last=False)
 
 
 class _KeepSend:
