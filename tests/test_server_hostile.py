@@ -27,12 +27,14 @@ pytest.importorskip("fastapi")
 
 import httpx
 import uvicorn
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 import pontoon.server.app as server_app
 from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.app import create_app
+from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
 from tests.test_server_helpers import SUPERVISOR, free_port, stacked
 
@@ -300,3 +302,76 @@ def test_the_supervisors_sockets_share_one_session(serve: Any) -> None:
                 replies = [_answer(one), _answer(two)]
                 assert all(r["type"] == "ok" for r in replies), replies
                 assert sorted(bool(r.get("duplicate")) for r in replies) == [False, True]
+
+
+# ---------------------------------------------------------------------------- item 3
+@pytest.mark.parametrize("token", ["%C3%A9", "%E2%82%AC" * 40, "%00", "%ED%A0%80", "%FF"])
+def test_a_token_with_other_characters_is_refused_not_a_500(serve: Any, token: str) -> None:
+    with serve() as srv:
+        r = srv.http.get(f"/api/tables/kauri/state?token={token}")
+        assert r.status_code == 401, r.text
+        for body in ({"token": "é"}, {"token": "€" * 40}, {"token": "\x00"}):
+            r = srv.http.post("/api/tables/kauri/leave", json=body)
+            assert r.status_code in (401, 422), (body, r.text)
+        bodies = [
+            ("leave", '{"token": "\\ud800"}'),  # a lone surrogate
+            ("leave", '{"token": "\\u00e9"}'),
+            ("join", '{"name": "\\ud800"}'),
+            ("join", '{"name": "ana", "\\ud800": 1}'),  # an unknown field named so
+        ]
+        for path, raw in bodies:
+            r = srv.http.post(
+                f"/api/tables/kauri/{path}",
+                content=raw,
+                headers={"content-type": "application/json"},
+            )
+            assert r.status_code in (401, 422), (raw, r.text)
+        with connect(f"ws://{srv.host}/ws/kauri?token={token}", open_timeout=10) as ws:
+            m = json.loads(ws.recv(timeout=10))
+            assert m["type"] == "error" and m["code"] == "auth", m
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+
+
+@pytest.mark.parametrize("rid", ["9223372036854775808", "-9223372036854775809", "10" * 40, "0"])
+def test_a_round_id_out_of_range_is_not_found(serve: Any, rid: str) -> None:
+    with serve() as srv:
+        r = srv.http.get(f"/api/rounds/{rid}")
+        assert r.status_code in (404, 422), r.text
+
+
+def test_deep_nesting_is_refused_and_the_socket_goes_on(serve: Any) -> None:
+    with serve() as srv:
+        token = srv.join("kauri", "ana")
+        with srv.ws("kauri", token) as ws:
+            for frame in ("[" * 4000, '{"type": "bet", "id": ' + "[" * 3000 + "]" * 3000 + "}"):
+                ws.send(frame)
+                m = _answer(ws)
+                assert m["type"] == "error" and m["code"] == "invalid", m
+            ws.send(json.dumps({"type": "ping", "id": "alive"}))
+            assert _answer(ws)["ref"] == "alive"
+        r = srv.http.post(
+            "/api/tables/kauri/join",
+            content="[" * 4000,
+            headers={"content-type": "application/json"},
+        )
+        assert 400 <= r.status_code < 500, r.text
+
+
+def test_the_message_limit_counts_bytes(serve: Any) -> None:
+    """4,096 bytes, not characters: 2,100 two-byte characters are too large."""
+    with serve() as srv:
+        token = srv.join("kauri", "ana")
+        with srv.ws("kauri", token) as ws:
+            text = '"' + "é" * (MAX_MESSAGE // 2 + 50) + '"'
+            assert len(text) < MAX_MESSAGE < len(text.encode())
+            ws.send(text)
+            m = _answer(ws)
+            assert m["type"] == "error" and "too large" in m["error"], m
+            ws.send(text.encode())  # as a binary frame too
+            m = _answer(ws)
+            assert m["type"] == "error" and "too large" in m["error"], m
+            fits = '{"type": "ping", "id": "' + "é" * 60 + '"}'
+            ws.send(fits)
+            assert _answer(ws)["type"] == "ok"

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from pontoon.errors import PontoonError
@@ -190,14 +191,16 @@ class Hub:
         made before a restart); :class:`Refused` for a missing, unknown or other table's."""
         if not token:
             raise Refused("a session token is required: join the table first", code="auth")
-        if secrets.compare_digest(token, self.supervisor_token):
+        # bytes: compare_digest refuses a str with other than ASCII characters (a TypeError)
+        raw = token.encode("utf-8", "surrogatepass")
+        if secrets.compare_digest(raw, self.supervisor_token.encode("utf-8", "surrogatepass")):
             # one session per table, whatever the number of sockets: "two clicks apply once"
             sup = self.supervisors.get(table)
             if sup is None:
                 sup = self.supervisors[table] = Session(token, "supervisor", "supervisor", table)
             return sup
         s = self.sessions.get(token)
-        if s is None and len(token) <= 64:
+        if s is None and len(token) <= 64 and token.isascii():  # a player's token is ASCII
             found = self.store.find_session(token)
             if found is not None and found.table in self.tables:
                 s = Session(token, found.player, "player", found.table, digest=token_digest(token))
@@ -502,6 +505,8 @@ def create_app(
 
     @app.get("/api/rounds/{rid}")
     async def round_doc(rid: int) -> dict[str, Any]:
+        if not 0 < rid < 2**63:  # the store's ids are 64-bit integers
+            raise HTTPException(404, f"no round {rid}")
         try:
             doc = await asyncio.to_thread(replay_document, hub().store, rid)
         except PontoonError as exc:
@@ -522,6 +527,15 @@ def create_app(
             hub().charts[key] = await asyncio.to_thread(_chart, t)
         result: dict[str, Any] = hub().charts[key]
         return result
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Any, exc: RequestValidationError) -> Response:
+        """422 with where and why, not the input: what a client sent need not come back, and
+        a lone surrogate in it (a JSON string may hold one) could not be encoded (a 500)."""
+        keep = ("loc", "msg", "type")
+        detail = [{k: e.get(k) for k in keep} for e in exc.errors()]
+        text = json.dumps({"detail": detail}, default=str)  # ASCII: surrogates escaped
+        return Response(text, status_code=422, media_type="application/json")
 
     @app.exception_handler(Refused)
     async def refused(request: Any, exc: Refused) -> JSONResponse:

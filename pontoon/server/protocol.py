@@ -71,13 +71,22 @@ class BadMessage(Exception):
     """A message that is not valid; the text says why."""
 
 
+def size(text: str | bytes) -> int:
+    """The size of a message in bytes (a text frame is sent as UTF-8)."""
+    if isinstance(text, bytes) or len(text) * 4 <= MAX_MESSAGE:
+        return len(text)  # (a short text's bytes are not counted: it fits anyway)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def parse(text: str | bytes) -> Message:
-    if len(text) > MAX_MESSAGE:
+    if size(text) > MAX_MESSAGE:
         raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
     try:
         data: Any = json.loads(text)
     except (ValueError, UnicodeDecodeError):
         raise BadMessage("not JSON") from None
+    except RecursionError:  # some thousand nested [ or {
+        raise BadMessage("not JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise BadMessage("a message is a JSON object with a 'type'")
     try:
