@@ -65,10 +65,12 @@ def artifacts(tmp_path: Path) -> Path:
 
 
 def _step(page: Page, do: Any) -> None:
-    """Do something on the page and wait until the table has moved on."""
+    """Do something on the page and wait until the table has moved on. (The waits are
+    selectors, not ``wait_for_function``: its predicate is evaluated as a string, which the
+    page's Content-Security-Policy refuses.)"""
     v = page.get_attribute("body", "data-version")
     do()
-    page.wait_for_function(f"document.body.dataset.version !== '{v}'", timeout=10_000)
+    page.wait_for_selector(f"body:not([data-version='{v}'])", timeout=10_000)
 
 
 def test_three_players_play_a_round_in_the_browser(
@@ -100,18 +102,14 @@ def test_three_players_play_a_round_in_the_browser(
         cat.screenshot(path=str(artifacts / "1-bets.png"))
         _step(cat, lambda: cat.keyboard.press("Enter"))  # deal
         # the dealer's lone ace is announced as pontoon.hand.describe says: soft 11
-        ana.wait_for_function(
-            "document.getElementById('dealer-total').textContent === 'soft 11'", timeout=10_000
-        )
+        ana.wait_for_selector("#dealer-total:text-is('soft 11')", timeout=10_000)
         ben.wait_for_selector('button[data-action="insure"]')
         _step(ben, lambda: ben.click('button[data-action="insure"]'))
         _step(cat, lambda: cat.keyboard.press("n"))
         _step(ana, lambda: ana.click('button[data-action="no-insurance"]'))
         ana.screenshot(path=str(artifacts / "2-dealt.png"))
         ana.check("#hint-toggle")  # the strategy hint, from the optimal chart
-        ana.wait_for_function(
-            "document.getElementById('hint').textContent.includes('(P8 v A)')", timeout=60_000
-        )
+        ana.wait_for_selector("#hint:has-text('(P8 v A)')", timeout=60_000)
         _step(ana, lambda: ana.keyboard.press("p"))  # split
         ben.wait_for_selector('button[data-action="split"][data-follow="both"]')
         ben.screenshot(path=str(artifacts / "3-follow-split.png"))
@@ -143,10 +141,7 @@ def test_three_players_play_a_round_in_the_browser(
         assert ana.get_attribute("body", "data-phase") != "over"
         # leaving with a wager in play is refused, and the page says why
         ana.click("#leave-button")
-        ana.wait_for_function(
-            "document.getElementById('message').textContent.includes('stands until')",
-            timeout=10_000,
-        )
+        ana.wait_for_selector("#message:has-text('stands until')", timeout=10_000)
         sup.select_option("#procedure", "void")
         _step(ana, lambda: sup.click("#procedure-apply"))
         ana.wait_for_selector("body[data-phase='over']")
@@ -157,9 +152,7 @@ def test_three_players_play_a_round_in_the_browser(
         cat.wait_for_selector("#join:not([hidden])")
         assert "$1040.00 cashed out" in cat.inner_text("#message")
         assert cat.is_hidden("#leave-button")
-        ana.wait_for_function(
-            "!document.getElementById('players').textContent.includes('cat')", timeout=10_000
-        )
+        ana.wait_for_selector("#players:not(:has-text('cat'))", timeout=10_000)
         cat.screenshot(path=str(artifacts / "7-left.png"))
         browser.close()
     assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
@@ -185,11 +178,11 @@ def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: P
         _step(ana, lambda: ana.click('.box[data-box="1"]'))
         _step(ana, lambda: ana.keyboard.press("Enter"))  # deal
         ana.check("#hint-toggle")
-        hint = "document.getElementById('hint').textContent"
-        ana.wait_for_function(f"{hint} === 'hint: double (else hit) (H11 v K)'", timeout=60_000)
+        hint = "#hint:text-is('hint: {}')"
+        ana.wait_for_selector(hint.format("double (else hit) (H11 v K)"), timeout=60_000)
         _step(ana, lambda: ana.keyboard.press("d"))
         ana.wait_for_selector('button[data-action="rescue"]')
-        ana.wait_for_function(f"{hint} === 'hint: rescue (X14 v K)'", timeout=10_000)
+        ana.wait_for_selector(hint.format("rescue (X14 v K)"), timeout=10_000)
         ana.screenshot(path=str(artifacts / "rescue-hint.png"))
         # a second tab of ana's session, its chart served without the rescue rows
         token = ana.evaluate("sessionStorage.getItem('pontoon-token-kauri')")
@@ -209,7 +202,7 @@ def test_the_hint_after_a_double_is_rescue_or_stand(tmp_path: Path, artifacts: P
         tab.goto(url)
         tab.wait_for_selector('button[data-action="rescue"]')
         tab.check("#hint-toggle")
-        tab.wait_for_function(f"{hint} === 'hint: stand (H14 v K)'", timeout=10_000)
+        tab.wait_for_selector(hint.format("stand (H14 v K)"), timeout=10_000)
         assert ana.inner_text('button[data-action="rescue"] kbd') == "r"
         _step(ana, lambda: ana.keyboard.press("r"))  # rescue (surrender is not legal now)
         ana.wait_for_selector("body[data-phase='over']")

@@ -124,12 +124,12 @@ def serve(
     stack: list[Any] = []
 
     @contextmanager
-    def start(configs: list[TableConfig] | None = None) -> Iterator[Server]:
+    def start(configs: list[TableConfig] | None = None, api_docs: bool = False) -> Iterator[Server]:
         db = tmp_path / f"hostile{len(stack)}.db"
         rules = load_rules("nz-pontoon")
         if configs is None:
             configs = [TableConfig("kauri", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX))]
-        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR))
+        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs))
         no_5xx_nor_traceback.append(app)
         port = free_port()
         config = uvicorn.Config(
@@ -375,3 +375,52 @@ def test_the_message_limit_counts_bytes(serve: Any) -> None:
             fits = '{"type": "ping", "id": "' + "é" * 60 + '"}'
             ws.send(fits)
             assert _answer(ws)["type"] == "ok"
+
+
+# ---------------------------------------------------------------------------- item 7
+def test_every_answer_carries_the_security_headers(serve: Any) -> None:
+    with serve() as srv:
+        for path in ("/", "/static/table.js", "/static/table.css", "/api/tables", "/nothing"):
+            r = srv.http.get(path)
+            assert r.status_code in (200, 404), (path, r.status_code)
+            csp = r.headers["content-security-policy"]
+            assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp, csp
+            assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+            assert r.headers["x-content-type-options"] == "nosniff"
+            assert r.headers["referrer-policy"] == "no-referrer"
+            assert r.headers["x-frame-options"] == "DENY"
+        for path in ("/docs", "/redoc", "/openapi.json"):  # off unless asked for
+            assert srv.http.get(path).status_code == 404, path
+    with serve(api_docs=True) as srv:
+        for path in ("/docs", "/openapi.json"):
+            assert srv.http.get(path).status_code == 200, path
+
+
+def test_the_page_works_under_its_content_security_policy(serve: Any) -> None:
+    """In Chromium: the page loads its script and styles, opens its WebSocket and seats a
+    player, and the browser reports no violation of the policy."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    from tests.test_server_browser import ARGS, CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed")
+    with serve() as srv, playwright.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            said: list[str] = []
+            page.on("console", lambda m: said.append(f"{m.type}: {m.text}"))
+            page.goto(f"http://{srv.host}/")
+            page.wait_for_selector(".box.empty")
+            assert page.locator(".box.empty").count() == 7
+            page.fill("#player-name", "ana")
+            page.click("#join-button")
+            page.wait_for_selector("body[data-version]")
+            page.click('.box[data-box="1"]')
+            page.wait_for_selector('button[data-action="deal"]')
+            state = srv.http.get("/api/tables/kauri/state").json()
+            assert state["players"]["ana"]["connected"] and state["boxes"][0]["seated"] == "ana"
+            policy = [m for m in said if "Content Security Policy" in m or "Refused to" in m]
+            assert not policy, policy
+        finally:
+            browser.close()

@@ -341,6 +341,40 @@ def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
             session.seen.popitem(last=False)
 
 
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),  # a supervisor's address holds its token
+]
+
+
+class _Headers:
+    """ASGI middleware: the security headers on every HTTP answer (the page's script and
+    styles are files of its own origin: no inline script or style, no framing)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in have]
+                message = dict(message, headers=[*message.get("headers", []), *extra])
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 class _KeepSend:
     """ASGI middleware: a WebSocket's scope keeps the server's own ``send`` (``pontoon.send``),
     so that a client that reads nothing can be cut off (:func:`_abort_of`)."""
@@ -393,8 +427,10 @@ def create_app(
     store_url: str,
     tables: list[TableConfig],
     supervisor_token: str | None = None,
+    api_docs: bool = False,
 ) -> FastAPI:
-    """The application for ``tables`` recorded in the store at ``store_url``."""
+    """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
+    serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for)."""
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Hub] = {}
 
@@ -419,8 +455,12 @@ def create_app(
             t.close()
         store.close()
 
-    app = FastAPI(title="Pontoon table server", lifespan=lifespan)
+    docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}
+    if not api_docs:
+        docs["openapi_url"] = None
+    app = FastAPI(title="Pontoon table server", lifespan=lifespan, **docs)
     app.add_middleware(_KeepSend)
+    app.add_middleware(_Headers)
     app.state.supervisor_token = token
 
     def hub() -> Hub:

@@ -45,6 +45,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--supervisor-token", help=f"the supervisor's token (default ${TOKEN_ENV} or random)"
     )
+    p.add_argument(
+        "--api-docs",
+        action="store_true",
+        help="serve the API's /docs and /openapi.json (off by default)",
+    )
 
 
 def table_configs(args: argparse.Namespace) -> list[TableConfig]:
@@ -99,7 +104,7 @@ def serve(args: argparse.Namespace) -> int:
     _check_numbers(args)
     token = args.supervisor_token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     configs = table_configs(args)
-    app = create_app(_url(args.db), configs, token)
+    app = create_app(_url(args.db), configs, token, bool(getattr(args, "api_docs", False)))
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
