@@ -458,6 +458,30 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         snet = np.zeros(7, np.int64)
         sn = np.zeros(7, np.int64)
 
+        def draw(pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole):
+            """Shoe.draw: the next card, and the shoe's locals after it. When the shuffle has
+            not reached the card it goes on; when the shoe has run out mid-round (16.7) the
+            discard rack is put in it (:func:`_refill`) and shuffled on a stream of its own.
+            Scalars go in and out; the arrays are this kernel's own, read where the function
+            is defined: numba inlines an inner function where it is called (the deal, the
+            boxes' draws, the dealer's), so no array is passed and none is reference-counted
+            (a helper taking the arrays made the kernel 6x slower)."""
+            if pos == fy:
+                if pos == ncards:
+                    if counting:
+                        for x in range(seen, pos):
+                            rc += tags[shoe[x]]
+                    ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                    cutr = cutr or bcut >= 1  # every card was dealt
+                    pos = 0
+                    seen = 0
+                    bcut = 0
+                    rs = stream_state(key, nshuf)
+                    nshuf += 1
+                    cats[K_SHUFFLE_16_7] += 1
+                fy, rs = _shuffle(shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs)
+            return shoe[pos], pos + 1, fy, ncards, bcut, cutr, nshuf, rs, seen, rc
+
         # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
         pos = 0
         ncards = 0
@@ -541,26 +565,10 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
             # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
             ndeal = 2 * boxes + 1 + peek
             for i in range(ndeal):
-                # ---- Shoe.draw (the same block thrice)
-                if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                    if pos == ncards:
-                        if counting:
-                            for x in range(seen, pos):
-                                rc += tags[shoe[x]]
-                        ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                        cutr = cutr or bcut >= 1  # every card was dealt
-                        pos = 0
-                        seen = 0
-                        bcut = 0
-                        rs = stream_state(key, nshuf)
-                        nshuf += 1
-                        cats[K_SHUFFLE_16_7] += 1
-                    fy, rs = _shuffle(
-                        shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
-                    )
-                c = shoe[pos]
-                pos += 1
-                # ----
+                # Shoe.draw
+                c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
+                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                )
                 if i < boxes:
                     s = 4 * i
                 elif i == boxes:
@@ -611,33 +619,10 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                         while True:
                             if need:
                                 need = False
-                                # ---- Shoe.draw (the same block thrice)
-                                # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                                if pos == fy:
-                                    if pos == ncards:
-                                        if counting:
-                                            for x in range(seen, pos):
-                                                rc += tags[shoe[x]]
-                                        ncards = _refill(
-                                            tmpl, shoe, hc, hn, disc, nh, order, boxes, hole
-                                        )
-                                        cutr = cutr or bcut >= 1  # every card was dealt
-                                        pos = 0
-                                        seen = 0
-                                        bcut = 0
-                                        rs = stream_state(key, nshuf)
-                                        nshuf += 1
-                                        cats[K_SHUFFLE_16_7] += 1
-                                    fy, rs = _shuffle(
-                                        shoe,
-                                        pos,
-                                        ncards - bcut if pos == 0 else pos + AHEAD,
-                                        ncards,
-                                        rs,
-                                    )
-                                c = shoe[pos]
-                                pos += 1
-                                # ----
+                                # Shoe.draw
+                                c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
+                                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                                )
                                 n = hn[s]
                                 hc[s, n] = c
                                 n += 1
@@ -785,26 +770,10 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             t = hs + 10 if soft else hs
                             if t > 17 or (t == 17 and not (soft and h17)):
                                 break
-                        # ---- Shoe.draw (the same block thrice)
-                        if pos == fy:  # the shuffle goes on (or 16.7: the shoe ran out mid-round)
-                            if pos == ncards:
-                                if counting:
-                                    for x in range(seen, pos):
-                                        rc += tags[shoe[x]]
-                                ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
-                                cutr = cutr or bcut >= 1  # every card was dealt
-                                pos = 0
-                                seen = 0
-                                bcut = 0
-                                rs = stream_state(key, nshuf)
-                                nshuf += 1
-                                cats[K_SHUFFLE_16_7] += 1
-                            fy, rs = _shuffle(
-                                shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
-                            )
-                        c = shoe[pos]
-                        pos += 1
-                        # ----
+                        # Shoe.draw
+                        c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
+                            pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                        )
                         hc[DEALER, hn[DEALER]] = c
                         hn[DEALER] += 1
                         v = value[c]
