@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,11 +226,57 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
             while srv.http.get("/api/tables/kauri/state").json()["players"]["sloth"]["connected"]:
                 assert time.monotonic() < deadline, "the deaf client is still connected"
                 time.sleep(0.05)
+            # and its connection was cut off (a reset: the server keeps no data for it)
+            got = 0
+            with pytest.raises(ConnectionResetError):
+                while got < 1 << 20:
+                    chunk = deaf.recv(65536)
+                    assert chunk, f"closed politely after {got} bytes, not cut off"
+                    got += len(chunk)
         finally:
             deaf.close()
         state = srv.http.get(f"/api/tables/kauri/state?token={ana}").json()
         assert state["boxes"][0]["original"] == {"ana": 250 * 500}
     assert main(["verify", "--db", f"sqlite:///{srv.db}"]) == 0
+
+
+def _frame(text: str) -> bytes:
+    """A client's masked text frame (RFC 6455 5.2), under 64 KiB."""
+    data = text.encode()
+    mask = os.urandom(4)
+    size = bytes([0x80 | len(data)]) if len(data) < 126 else bytes([0xFE]) + len(data).to_bytes(2)
+    return b"\x81" + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+
+def test_a_client_that_pipelines_without_reading_is_disconnected(
+    serve: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """3,000 ``state`` requests sent without reading a reply: once more than ``OUTBOX``
+    messages wait for it, the client is cut off; the table goes on."""
+    monkeypatch.setattr(server_app, "SEND_SECONDS", 60.0, raising=False)  # the bound, not time
+    with serve() as srv:
+        ana, sloth = srv.join("kauri", "ana"), srv.join("kauri", "sloth")
+        deaf = _deaf(srv.host, f"/ws/kauri?token={sloth}")
+        try:
+            burst = b"".join(
+                _frame(json.dumps({"type": "state", "id": f"s{i}"})) for i in range(3000)
+            )
+            with suppress(OSError):  # (cut off while sending)
+                deaf.sendall(burst)
+            deadline = time.monotonic() + 10
+            while srv.http.get("/api/tables/kauri/state").json()["players"]["sloth"]["connected"]:
+                assert time.monotonic() < deadline, "the client is still connected"
+                time.sleep(0.05)
+            assert (
+                f"sloth at table kauri disconnected: more than {server_app.OUTBOX}" in caplog.text
+            )
+            with srv.ws("kauri", ana) as ws:
+                t0 = time.monotonic()
+                ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": "b"}))
+                assert _answer(ws, timeout=2)["type"] == "ok"
+                assert time.monotonic() - t0 < 0.1
+        finally:
+            deaf.close()
 
 
 def test_queued_replies_keep_their_order_and_a_state_request_its_state(serve: Any) -> None:

@@ -15,6 +15,8 @@ import gc
 import json
 import logging
 import secrets
+import socket
+import struct
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -165,13 +167,25 @@ class _Socket:
 
 
 def _abort_of(ws: WebSocket) -> Callable[[], None] | None:
-    """The server transport's ``abort`` (uvicorn's protocol object is the ``self`` of the raw
-    ASGI ``send``, which :func:`create_app` keeps in the scope), or None elsewhere (a test
-    client): a connection whose peer reads nothing cannot be closed politely."""
+    """A function that cuts the connection off at once, or None where it cannot (a test
+    client): a connection whose peer reads nothing cannot be closed politely. It takes the
+    server transport (uvicorn's protocol object is the ``self`` of the raw ASGI ``send``,
+    which :class:`_Server` keeps in the scope), makes its socket linger 0 — the kernel
+    drops the unsent data and sends a reset, instead of keeping megabytes for a peer that
+    never reads — and aborts it."""
     send = ws.scope.get("pontoon.send")
     transport = getattr(getattr(send, "__self__", None), "transport", None)
     abort = getattr(transport, "abort", None)
-    return abort if callable(abort) else None
+    if transport is None or not callable(abort):
+        return None
+
+    def cut() -> None:
+        sock = transport.get_extra_info("socket")
+        with suppress(Exception):  # (not a TCP socket: it is aborted all the same)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        abort()
+
+    return cut
 
 
 class Hub:
@@ -375,18 +389,15 @@ class _Headers:
         await self.app(scope, receive, sending)
 
 
-class _KeepSend:
-    """ASGI middleware: a WebSocket's scope keeps the server's own ``send`` (``pontoon.send``),
-    so that a client that reads nothing can be cut off (:func:`_abort_of`)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
+class _Server(FastAPI):
+    """The application: a WebSocket's scope keeps the server's own ``send``
+    (``pontoon.send``), taken before any middleware wraps it, so that a client that reads
+    nothing can be cut off (:func:`_abort_of`)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
-            scope = dict(scope)
             scope["pontoon.send"] = send
-        await self.app(scope, receive, send)
+        await super().__call__(scope, receive, send)
 
 
 async def _expire_sessions(hub: Hub) -> None:
@@ -458,8 +469,7 @@ def create_app(
     docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}
     if not api_docs:
         docs["openapi_url"] = None
-    app = FastAPI(title="Pontoon table server", lifespan=lifespan, **docs)
-    app.add_middleware(_KeepSend)
+    app = _Server(title="Pontoon table server", lifespan=lifespan, **docs)
     app.add_middleware(_Headers)
     app.state.supervisor_token = token
 
