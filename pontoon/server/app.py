@@ -73,7 +73,7 @@ class _Socket:
         self._gone = gone  # told when the client is dropped (the table forgets it)
         self._queue: deque[str | None] = deque()  # a text, or None: the pending state
         self._state = ""  # the newest state, sent where the None stands in the queue
-        self._states = 0  # how many None are in the queue (at most two: see post_state)
+        self._states = 0  # how many None are queued: one, and one after each answer to "state"
         self._code: int | None = None  # the close code, once every message is sent
         self._wake = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._write())
