@@ -124,12 +124,16 @@ def serve(
     stack: list[Any] = []
 
     @contextmanager
-    def start(configs: list[TableConfig] | None = None, api_docs: bool = False) -> Iterator[Server]:
+    def start(
+        configs: list[TableConfig] | None = None,
+        api_docs: bool = False,
+        hosts: list[str] | None = None,
+    ) -> Iterator[Server]:
         db = tmp_path / f"hostile{len(stack)}.db"
         rules = load_rules("nz-pontoon")
         if configs is None:
             configs = [TableConfig("kauri", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX))]
-        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs))
+        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs, hosts))
         no_5xx_nor_traceback.append(app)
         port = free_port()
         config = uvicorn.Config(
@@ -168,6 +172,14 @@ def _answer(ws: ClientConnection, timeout: float = 10) -> dict[str, Any]:
 def _deaf(host: str, path: str) -> socket.socket:
     """A WebSocket opened by hand that reads nothing after the handshake's headers (a small
     receive buffer: the server's sends back up at once)."""
+    s, head = _handshake(host, path)
+    assert b" 101 " in head.split(b"\r\n")[0], head
+    return s
+
+
+def _handshake(host: str, path: str, name: str | None = None) -> tuple[socket.socket, bytes]:
+    """A WebSocket handshake by hand (``Host: name``, by default ``host``): the socket and
+    the answer's headers, not a byte more."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.settimeout(10)
@@ -176,7 +188,7 @@ def _deaf(host: str, path: str) -> socket.socket:
     key = base64.b64encode(os.urandom(16)).decode()
     s.sendall(
         (
-            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: {name or host}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
             "Sec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
@@ -184,8 +196,7 @@ def _deaf(host: str, path: str) -> socket.socket:
     head = b""
     while not head.endswith(b"\r\n\r\n"):  # byte by byte: nothing past the headers
         head += s.recv(1)
-    assert b" 101 " in head.split(b"\r\n")[0], head
-    return s
+    return s, head
 
 
 # ---------------------------------------------------------------------------- item 1
@@ -470,3 +481,42 @@ def test_the_page_works_under_its_content_security_policy(serve: Any) -> None:
             assert not policy, policy
         finally:
             browser.close()
+
+
+def test_a_websocket_from_another_sites_page_is_refused(serve: Any) -> None:
+    with serve() as srv:
+        token = srv.join("kauri", "ana")
+        url = f"ws://{srv.host}/ws/kauri?token={token}"
+        with connect(url, origin="http://evil.example", open_timeout=10) as ws:  # type: ignore[arg-type]
+            m = json.loads(ws.recv(timeout=10))
+            assert m["type"] == "error" and m["code"] == "origin", m
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+        with connect(url, origin=f"http://{srv.host}", open_timeout=10) as ws:  # type: ignore[arg-type]
+            assert json.loads(ws.recv(timeout=10))["type"] == "state"  # its own page
+
+
+def test_only_the_allowed_host_names_are_answered(serve: Any) -> None:
+    """DNS rebinding: a page of evil.example whose name now points at 127.0.0.1 asks with
+    ``Host: evil.example``: refused (400; the WebSocket 403)."""
+    with serve(hosts=["127.0.0.1", "localhost"]) as srv:
+        assert srv.http.get("/api/tables").status_code == 200
+        r = srv.http.get("/api/tables", headers={"host": "evil.example"})
+        assert r.status_code == 400, r.text
+        r = srv.http.get("/", headers={"host": "evil.example:8000"})
+        assert r.status_code == 400, r.text
+        sock, head = _handshake(srv.host, "/ws/kauri", "evil.example")
+        sock.close()
+        assert b" 403 " in head.split(b"\r\n")[0], head
+
+
+def test_serve_answers_only_to_loopback_names_on_loopback() -> None:
+    from pontoon.cli import build_parser
+    from pontoon.server.serve import allowed_hosts
+
+    parser = build_parser()
+    assert allowed_hosts(parser.parse_args(["serve"])) == ["127.0.0.1", "localhost", "::1"]
+    assert allowed_hosts(parser.parse_args(["serve", "--host", "0.0.0.0"])) is None
+    args = parser.parse_args(["serve", "--host", "0.0.0.0", "--allowed-host", "pontoon.example"])
+    assert allowed_hosts(args) == ["pontoon.example"]

@@ -18,15 +18,17 @@ import secrets
 import socket
 import struct
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from pontoon.errors import PontoonError
 from pontoon.store.db import NameTakenError, Store, token_digest
@@ -346,6 +348,18 @@ class Hub:
         return reply
 
 
+def _same_origin(ws: WebSocket, hosts: list[str]) -> bool:
+    """Whether a WebSocket comes from this server's own page: a browser names the page's
+    site in ``Origin``, which must be the host the request was made to (or one of the
+    allowed hosts); a client that is not a browser sends none."""
+    origin = ws.headers.get("origin")
+    if origin is None:
+        return True
+    name = urlsplit(origin).hostname
+    host = urlsplit("//" + ws.headers.get("host", "")).hostname
+    return name is not None and (name == host or name in hosts)
+
+
 def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
     """Note the reply to the message ``mid`` applied for ``session`` (under the table's lock):
     the same id again is answered with it, as a duplicate, and not applied."""
@@ -387,6 +401,26 @@ class _Headers:
             await send(message)
 
         await self.app(scope, receive, sending)
+
+
+class _Hosts:
+    """ASGI middleware: only requests whose ``Host`` is one of ``hosts`` are answered (400;
+    a WebSocket is refused before its handshake, 403): DNS rebinding."""
+
+    def __init__(self, app: Any, hosts: list[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.http = TrustedHostMiddleware(app, allowed_hosts=hosts)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.http(scope, receive, send)
+            return
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        if urlsplit("//" + host).hostname not in self.hosts:
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await self.app(scope, receive, send)
 
 
 class _Server(FastAPI):
@@ -439,9 +473,12 @@ def create_app(
     tables: list[TableConfig],
     supervisor_token: str | None = None,
     api_docs: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
-    serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for)."""
+    serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
+    ``allowed_hosts``: the names the server answers to (a request whose ``Host`` is another
+    is refused, 400: DNS rebinding); None answers to any."""
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Hub] = {}
 
@@ -470,6 +507,9 @@ def create_app(
     if not api_docs:
         docs["openapi_url"] = None
     app = _Server(title="Pontoon table server", lifespan=lifespan, **docs)
+    hosts = [h.lower() for h in allowed_hosts or ()]
+    if hosts:
+        app.add_middleware(_Hosts, hosts=hosts)
     app.add_middleware(_Headers)
     app.state.supervisor_token = token
 
@@ -596,6 +636,8 @@ def create_app(
         await websocket.accept()
         t = hub().tables.get(name)
         try:
+            if not _same_origin(websocket, hosts):
+                raise Refused("a WebSocket from another site's page is refused", code="origin")
             if t is None:
                 raise Refused(f"no table {name!r}", code="table")
             session = hub().session(name, token)

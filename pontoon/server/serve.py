@@ -46,6 +46,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--supervisor-token", help=f"the supervisor's token (default ${TOKEN_ENV} or random)"
     )
     p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name the server answers to (repeatable; default: the loopback names when "
+        "--host is a loopback address, else any)",
+    )
+    p.add_argument(
         "--api-docs",
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",
@@ -89,6 +97,19 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise InputError(f"serve: --bankroll must be 0 or more cents, not {args.bankroll}")
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
+    """The names the server answers to (the ``Host`` of a request: DNS rebinding): the
+    ``--allowed-host`` names, else the loopback names when it listens on loopback only, else
+    None (any: name them with ``--allowed-host``)."""
+    given = list(getattr(args, "allowed_host", None) or [])
+    if given:
+        return given
+    return list(LOOPBACK) if args.host in LOOPBACK else None
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -104,7 +125,8 @@ def serve(args: argparse.Namespace) -> int:
     _check_numbers(args)
     token = args.supervisor_token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     configs = table_configs(args)
-    app = create_app(_url(args.db), configs, token, bool(getattr(args, "api_docs", False)))
+    docs = bool(getattr(args, "api_docs", False))
+    app = create_app(_url(args.db), configs, token, docs, allowed_hosts(args))
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
