@@ -2,9 +2,10 @@
 
 Each procedure is an :class:`Irregularity` applied to a round by the dealer or a supervisor,
 never a player. It acts through the round's public dealer steps
-(:class:`pontoon.dealer.DealerSteps`), never its private methods. Like a move it is checked first — refused with the rule number when its
-conditions do not hold, changing nothing — and recorded as an ``irregularity`` event naming
-the rule and who applied it, so the round replays with it.
+(:class:`pontoon.dealer.DealerSteps`), never its private methods. Like a move it is checked
+first — refused with the rule number when its conditions do not hold, changing nothing — and
+recorded as an ``irregularity`` event naming the rule and who applied it, so the round replays
+with it.
 
 =========================== ============== =============== ===================================
 kind                        Pontoon        Blackjack 1996  what happens

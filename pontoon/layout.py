@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from pontoon.cards import Card
 from pontoon.hand import total
@@ -111,8 +111,7 @@ class FollowUps:
     waiting: list[str]
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(NamedTuple):
     """Who must act now and on what: ``players`` (in the order they are asked) on ``box`` and
     ``hand``; ``follow`` is the seated player's double or split a player behind may follow;
     ``boxes`` the boxes whose seated players choose (15.5)."""

@@ -26,6 +26,15 @@ from typing import Final, NamedTuple
 from pontoon.rules import RuleSet
 from pontoon.vocab import Action
 
+HIT, STAND, DOUBLE, SPLIT, SURRENDER, RESCUE = (
+    Action.HIT,
+    Action.STAND,
+    Action.DOUBLE,
+    Action.SPLIT,
+    Action.SURRENDER,
+    Action.RESCUE,
+)  # module names: read faster than the enum's attributes, on every check
+
 
 class Facts(NamedTuple):
     """Everything the rules read of a hand to say what it may do."""
@@ -77,21 +86,21 @@ def book_rule(rules: RuleSet, pontoon_rule: str) -> str:
 def refusal(action: Action, f: Facts, rules: RuleSet) -> Refusal | None:
     """Why the hand described by ``f`` may not take ``action`` under ``rules``, or None when
     it may. The first rule that forbids it is the one named."""
-    if action is Action.HIT:
+    if action is HIT:
         return _hit(f, rules)
-    if action is Action.STAND:
+    if action is STAND:
         if not f.doubled and f.total < rules.must_draw_below and not f.split_aces:
             return Refusal(
                 "14.1(d)", f"a total of {f.total} must draw to {rules.must_draw_below} or more"
             )
         return None
-    if action is Action.DOUBLE:
+    if action is DOUBLE:
         return _double(f, rules)
-    if action is Action.SPLIT:
+    if action is SPLIT:
         return _split(f, rules)
-    if action is Action.SURRENDER:
+    if action is SURRENDER:
         return _surrender(f, rules)
-    if action is Action.RESCUE:
+    if action is RESCUE:
         if not rules.double_rescue:
             return Refusal("12", "no double-down rescue at this table")
         if not f.doubled:

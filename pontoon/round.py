@@ -64,7 +64,7 @@ from pontoon.dealer import (
 )
 from pontoon.errors import IllegalAction, InputError
 from pontoon.events import Event, upgraded
-from pontoon.hand import is_pair
+from pontoon.hand import is_pair, total
 from pontoon.irregularities import DRAWING, Irregularity
 from pontoon.layout import Box, FollowChoice, FollowUps, Hand, Move, Turn, Wager
 from pontoon.legality import Facts, refusal
@@ -73,6 +73,7 @@ from pontoon.rules import RuleSet, rules_from_dict, rules_json
 from pontoon.settlement import winnings
 from pontoon.shoe import CardSource, ScriptedCards, ShoeEmpty, ShoeNote
 from pontoon.vocab import (
+    ACTION_OF,
     AMOUNT_ACTIONS,
     CHOICE_ACTIONS,
     FOLLOW_ACTIONS,
@@ -96,6 +97,7 @@ HIT, STAND, DOUBLE, SPLIT, SURRENDER, RESCUE, REFUSE = SEATED_ACTIONS
 DECLINE, INSURE, NO_INSURANCE = Action.DECLINE, Action.INSURE, Action.NO_INSURANCE
 OMITTED_IN_DEAL: Final = Procedure.OMITTED_IN_DEAL
 _SETTLED_STATES: Final = (NATURAL, SUPER, SETTLED, SURRENDERED)
+_make_facts = tuple.__new__
 
 
 class Route(Enum):
@@ -321,19 +323,23 @@ class Round(DealerSteps):
         """What the rules read of ``hand`` on ``box`` (:func:`pontoon.legality.refusal`)."""
         cards = hand.cards
         n = len(cards)
-        return Facts(
-            n,
-            hand.total,
-            n == 2 and is_pair(cards[0], cards[1], self.rules.split_by),
-            hand.from_split,
-            hand.split_aces,
-            hand.doubled,
-            len(box.hands),
-            hand.acted,
-            self.dealer[0].value if self.dealer else 0,
-            hand.refused,
-            hand.state in _SETTLED_STATES or any(w.settled for w in hand.wagers),
-            box.surrender_offered_late,
+        # Built as a plain tuple: the named tuple's own constructor costs as much again.
+        return _make_facts(
+            Facts,
+            (
+                n,
+                total(cards),
+                n == 2 and is_pair(cards[0], cards[1], self.rules.split_by),
+                hand.from_split,
+                hand.split_aces,
+                hand.doubled,
+                len(box.hands),
+                hand.acted,
+                self.dealer[0].value if self.dealer else 0,
+                hand.refused,
+                hand.state in _SETTLED_STATES or True in [w.settled for w in hand.wagers],
+                box.surrender_offered_late,
+            ),
         )
 
     # ================================================================== dealer steps
@@ -570,8 +576,8 @@ class Round(DealerSteps):
     def _routed(self, move: Move) -> tuple[Route, Move, Box, str]:
         """Check ``move`` and say which route it takes, on which box, for which player (and
         the move with its action as an :class:`~pontoon.vocab.Action`)."""
-        action = action_of(move.action)
-        if not isinstance(action, Action):
+        action = ACTION_OF.get(move.action)
+        if action is None:
             raise IllegalAction(
                 move.action, move.box, "8.3", f"unknown action; one of {', '.join(ACTIONS)}"
             )
@@ -583,6 +589,19 @@ class Round(DealerSteps):
         if move.follow is not None and action is not SPLIT:
             raise IllegalAction(action, move.box, "15.3(d)", "only a split is followed")
         box = self.boxes.get(move.box)
+        cur = self.current()
+        if (
+            cur is not None
+            and cur[0] is box
+            and move.player is None
+            and move.hand is None
+            and move.follow is None
+            and action in HAND_ACTIONS
+            and self.follow_ups is None
+            and not self.choosing
+        ):  # the seated player's decision on the hand in turn: only the hand's own rules apply
+            self._check_hand(move, box, cur[1])
+            return Route.SEATED, move, box, box.seated
         if action in INSURANCE_ACTIONS:
             player = move.player or (box.seated if box else "")
             self._check_insurance(move, box, player)
@@ -596,7 +615,6 @@ class Round(DealerSteps):
         if self.choosing or action in CHOICE_ACTIONS:
             self._check_choice(move, box, player)
             return Route.CHOICE, move, box, player
-        cur = self.current()
         if (
             action is SURRENDER
             and box.surrender_offered_late
@@ -813,6 +831,9 @@ class Round(DealerSteps):
         index = self.hand_index if cur is not None and cur[0] is box else 0  # 16.12: late
         hand = box.hands[index]
         action = move.action
+        rule = _ACTION_RULE[action]
+        if action is REFUSE:
+            rule = self.book_rule(rule)  # 16.4 (15.7)
         self.emit(
             ACTION_EVENT,
             box=box.number,
@@ -820,7 +841,7 @@ class Round(DealerSteps):
             player=player,
             detail=action,
             amount=move.amount,
-            rule=self.book_rule(_ACTION_RULE[action]),
+            rule=rule,
         )
         hand.acted = True
         _ACTS[action](self, move, box, hand)

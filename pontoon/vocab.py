@@ -37,7 +37,7 @@ class Action(StrEnum):
     COMPLETE = "complete"
 
 
-_ACTION_OF: Final[dict[str, Action]] = {a.value: a for a in Action}
+ACTION_OF: Final[dict[str, Action]] = {a.value: a for a in Action}  # word -> action
 
 
 def action_of(word: str) -> Action:
@@ -47,7 +47,7 @@ def action_of(word: str) -> Action:
     >>> action_of("hit") is Action.HIT, action_of("fold")
     (True, 'fold')
     """
-    return _ACTION_OF.get(word, cast(Action, word))
+    return ACTION_OF.get(word, cast(Action, word))
 
 
 # The groups of actions, in the order legal moves list them.
@@ -173,6 +173,7 @@ class Role(StrEnum):
 SEVENS: Final = "super-sevens"  # the Super Sevens side wager (Blackjack 1996): its rule too
 
 __all__ = [
+    "ACTION_OF",
     "AMOUNT_ACTIONS",
     "CHOICE_ACTIONS",
     "FOLLOW_ACTIONS",
