@@ -141,7 +141,7 @@ class DealerSteps:
             rule = self.book_rule("16.4")
         else:
             card = self.source.draw()
-        # The hottest event, built as a plain tuple in place (see emit).
+        # The most frequent events are built as plain tuples in place (see emit).
         event: tuple[object, ...]
         if box is None:
             self.dealer.append(card)
@@ -349,15 +349,9 @@ class DealerSteps:
         or none) to the house, the rest of the stake back to the player."""
         if lost is None:
             lost = w.amount if outcome is LOSE or outcome is BUST else 0
-        self.emit(
-            OUTCOME,
-            box=box.number,
-            hand=hand,
-            player=w.player,
-            detail=outcome,
-            odds=odds_text(odds) if odds is not None else None,
-            rule=rule,
-        )
+        text = odds_text(odds) if odds is not None else None
+        event = (OUTCOME, box.number, hand, w.player, None, None, outcome, text, rule, None, None)
+        self.events.append(_make_event(Event, event))
         self._money(COLLECT, box, hand, w.player, lost, rule)
         self._money(RETURN, box, hand, w.player, w.amount - lost, rule)
         self._money(PAY, box, hand, w.player, won, rule)
@@ -370,7 +364,8 @@ class DealerSteps:
         if not hand.discarded:
             hand.discarded = True
             self.source.discard(hand.cards)
-            self.emit(DISCARD, box=box.number, hand=index, rule=rule)
+            event = (DISCARD, box.number, index, None, None, None, None, None, rule, None, None)
+            self.events.append(_make_event(Event, event))
 
     def _pay_hand(self, box: Box, index: int, hand: Hand, odds: Fraction, rule: str) -> None:
         for w in hand.wagers:

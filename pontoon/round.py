@@ -834,15 +834,9 @@ class Round(DealerSteps):
         rule = _ACTION_RULE[action]
         if action is REFUSE:
             rule = self.book_rule(rule)  # 16.4 (15.7)
-        self.emit(
-            ACTION_EVENT,
-            box=box.number,
-            hand=index,
-            player=player,
-            detail=action,
-            amount=move.amount,
-            rule=rule,
-        )
+        n, amount = box.number, move.amount  # the event as a plain tuple (see DealerSteps.emit)
+        event = (ACTION_EVENT, n, index, player, None, amount, action, None, rule, None, None)
+        self.events.append(_make_event(Event, event))
         hand.acted = True
         _ACTS[action](self, move, box, hand)
         self.advance()
