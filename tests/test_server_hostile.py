@@ -520,3 +520,55 @@ def test_serve_answers_only_to_loopback_names_on_loopback() -> None:
     assert allowed_hosts(parser.parse_args(["serve", "--host", "0.0.0.0"])) is None
     args = parser.parse_args(["serve", "--host", "0.0.0.0", "--allowed-host", "pontoon.example"])
     assert allowed_hosts(args) == ["pontoon.example"]
+
+
+# ---------------------------------------------------------------------------- item 5
+def test_guessing_the_supervisor_token_is_throttled_and_logged(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """20 wrong tokens from one address: each failure is logged (the address, never the token);
+    after ten within a minute the address is refused (429, the WebSocket 4429), the right
+    token too, while a watcher without a token still sees the table."""
+    caplog.set_level(logging.WARNING, logger="pontoon.server.app")
+    with serve() as srv:
+        start = time.monotonic()
+        codes = []
+        for i in range(20):
+            r = srv.http.get(f"/api/tables/kauri/state?token=guess-{i:04d}-xxxxxxxxxxxx")
+            codes.append(r.status_code)
+        assert time.monotonic() - start < 10
+        assert codes == [401] * 10 + [429] * 10, codes
+        assert r.json()["detail"].startswith("too many failed authentications")
+        failed = [m for m in caplog.messages if m.startswith("failed authentication from")]
+        assert len(failed) == 10 and all("127.0.0.1" in m for m in failed), caplog.messages
+        assert not any("guess-" in m for m in caplog.messages)
+        assert any("refused for 60 s" in m for m in caplog.messages)
+        # the right token is refused too while the address is throttled
+        r = srv.http.get(f"/api/tables/kauri/state?token={SUPERVISOR}")
+        assert r.status_code == 429, r.text
+        r = srv.http.post("/api/tables/kauri/leave", json={"token": SUPERVISOR})
+        assert r.status_code == 429, r.text
+        with connect(f"ws://{srv.host}/ws/kauri?token={SUPERVISOR}", open_timeout=10) as ws:
+            m = json.loads(ws.recv(timeout=10))
+            assert m["type"] == "error" and m["code"] == "throttled", m
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+        assert srv.http.get("/api/tables/kauri/state").status_code == 200  # a watcher
+        assert len([m for m in caplog.messages if m.startswith("failed auth")]) == 10
+
+
+def test_the_throttle_counts_per_address_within_its_window() -> None:
+    now = [0.0]
+    throttle = server_app.Throttle(limit=3, window=60.0, addresses=100, clock=lambda: now[0])
+    for _ in range(2):
+        assert not throttle.fail("10.0.0.1")
+    assert throttle.fail("10.0.0.1") and throttle.blocked("10.0.0.1")
+    assert not throttle.blocked("10.0.0.2")  # another address is unaffected
+    now[0] = 59.0
+    assert throttle.blocked("10.0.0.1")
+    now[0] = 60.5  # the failures are a minute old: let through again, and forgotten
+    assert not throttle.blocked("10.0.0.1") and "10.0.0.1" not in throttle.failures
+    for i in range(1000):  # bounded memory: the least recently failing go first
+        throttle.fail(f"10.1.{i // 256}.{i % 256}")
+    assert len(throttle.failures) == 100 and "10.1.3.231" in throttle.failures

@@ -17,14 +17,15 @@ import logging
 import secrets
 import socket
 import struct
-from collections import deque
+import time
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -55,6 +56,56 @@ OUTBOX = 64  # messages waiting for one client: more, and it is disconnected (fa
 SEND_SECONDS = 10.0  # a message its socket does not take within this: disconnected
 CLOSE_BEHIND = 1008  # the close code of a client disconnected for falling behind
 UNKNOWN = "unknown session token for this table"
+THROTTLED = "too many failed authentications from this address: try again later"
+
+
+class Throttle:
+    """Failed authentications per client address: after ``limit`` failures within ``window``
+    seconds the address is refused (every token, the right one too) until its oldest failure
+    in the window is ``window`` seconds old. Memory is bounded: at most ``addresses`` are kept
+    (the least recently failing dropped first), and an address's old failures are pruned."""
+
+    def __init__(
+        self,
+        limit: int = 10,
+        window: float = 60.0,
+        addresses: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.window = window
+        self.addresses = addresses
+        self.clock = clock
+        self.failures: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def _recent(self, addr: str) -> deque[float] | None:
+        times = self.failures.get(addr)
+        if times is None:
+            return None
+        edge = self.clock() - self.window
+        while times and times[0] <= edge:
+            times.popleft()
+        if not times:
+            del self.failures[addr]
+            return None
+        return times
+
+    def blocked(self, addr: str) -> bool:
+        times = self._recent(addr)
+        return times is not None and len(times) >= self.limit
+
+    def fail(self, addr: str) -> bool:
+        """Counts a failure of ``addr``; True when it is the one that blocks the address."""
+        times = self._recent(addr)
+        if times is None:
+            times = self.failures[addr] = deque(maxlen=self.limit)
+        times.append(self.clock())
+        self.failures.move_to_end(addr)
+        while len(self.failures) > self.addresses:
+            self.failures.popitem(last=False)
+        return len(times) == self.limit
+
+
 log = logging.getLogger(__name__)
 
 
@@ -201,12 +252,33 @@ class Hub:
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.supervisor_token = supervisor_token
         self.charts: dict[str, Any] = {}
+        self.throttle = Throttle()
 
-    def session(self, table: str, token: str | None) -> Session:
+    def session(self, table: str, token: str | None, addr: str | None = None) -> Session:
         """The session of ``token`` at ``table``: from memory, else from the store (a session
-        made before a restart); :class:`Refused` for a missing, unknown or other table's."""
+        made before a restart); :class:`Refused` for a missing, unknown or other table's.
+        An unknown token is a failed authentication of ``addr``: logged (never the token) and
+        counted; an address with too many is refused (code ``throttled``) whatever it sends."""
         if not token:
             raise Refused("a session token is required: join the table first", code="auth")
+        if addr is not None and self.throttle.blocked(addr):
+            raise Refused(THROTTLED, code="throttled")
+        try:
+            return self._session(table, token)
+        except Refused:
+            if addr is not None:
+                blocked = self.throttle.fail(addr)
+                log.warning("failed authentication from %s at table %s", addr, table)
+                if blocked:
+                    log.warning(
+                        "%s refused for %g s: %d failed authentications",
+                        addr,
+                        self.throttle.window,
+                        self.throttle.limit,
+                    )
+            raise
+
+    def _session(self, table: str, token: str) -> Session:
         # bytes: compare_digest refuses a str with other than ASCII characters (a TypeError)
         raw = token.encode("utf-8", "surrogatepass")
         if secrets.compare_digest(raw, self.supervisor_token.encode("utf-8", "surrogatepass")):
@@ -346,6 +418,12 @@ class Hub:
             _remember(session, msg.id, reply)
             table.broadcast()
         return reply
+
+
+def _address(conn: Request | WebSocket) -> str:
+    """The client's address (the peer's: behind a proxy, uvicorn's ``--forwarded-allow-ips``
+    would be needed to see the real one)."""
+    return conn.client.host if conn.client is not None else "?"
 
 
 def _same_origin(ws: WebSocket, hosts: list[str]) -> bool:
@@ -559,10 +637,10 @@ def create_app(
         }
 
     @app.post("/api/tables/{name}/leave")
-    async def leave(name: str, body: LeaveRequest) -> dict[str, Any]:
+    async def leave(name: str, body: LeaveRequest, request: Request) -> dict[str, Any]:
         t = hub().table(name)
         try:
-            session = hub().session(name, body.token)
+            session = hub().session(name, body.token, _address(request))
             if session.role != "player":
                 raise Refused("only a player leaves the table", code="role")
             async with t.lock:
@@ -571,19 +649,19 @@ def create_app(
                 amount = await hub().leave(t, session.name)
                 t.broadcast()
         except Refused as exc:
-            status = {"auth": 401, "role": 403, "illegal": 409}.get(exc.code, 400)
+            status = {"auth": 401, "role": 403, "illegal": 409, "throttled": 429}.get(exc.code, 400)
             raise HTTPException(status, str(exc)) from None
         return {"table": t.name, "player": session.name, "cashed_out": amount}
 
     @app.get("/api/tables/{name}/state")
-    async def table_state(name: str, token: str | None = None) -> dict[str, Any]:
+    async def table_state(name: str, request: Request, token: str | None = None) -> dict[str, Any]:
         t = hub().table(name)
         session = None
         if token:
             try:
-                session = hub().session(name, token)
+                session = hub().session(name, token, _address(request))
             except Refused as exc:
-                raise HTTPException(401, str(exc)) from None
+                raise HTTPException(429 if exc.code == "throttled" else 401, str(exc)) from None
         return t.state(session)
 
     @app.get("/api/tables/{name}/history")
@@ -640,10 +718,10 @@ def create_app(
                 raise Refused("a WebSocket from another site's page is refused", code="origin")
             if t is None:
                 raise Refused(f"no table {name!r}", code="table")
-            session = hub().session(name, token)
+            session = hub().session(name, token, _address(websocket))
         except Refused as exc:
             await websocket.send_json(_error(exc))
-            await websocket.close(code=4401)
+            await websocket.close(code=4429 if exc.code == "throttled" else 4401)
             return
         client = _Socket(websocket, session, t.disconnected)
         t.clients.add(client)
