@@ -357,7 +357,13 @@ def test_replay_reader_leaves_after_one_line(store_url: str) -> None:
 
 def test_serve_reader_gone(tmp_path: Path) -> None:
     pytest.importorskip("uvicorn")
-    args = ["serve", "--db", f"sqlite:///{tmp_path / 's.db'}", "--supervisor-token", "t"]
+    args = [
+        "serve",
+        "--db",
+        f"sqlite:///{tmp_path / 's.db'}",
+        "--supervisor-token",
+        "reader-gone-supervisor",
+    ]
     assert_quiet(*run_reader_leaves([*args, "--port", "0"], 0))
 
 

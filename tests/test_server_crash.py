@@ -29,7 +29,7 @@ TABLES = ("t1", "t2", "t3", "t4")
 
 
 def _start(cwd: Path, port: int) -> subprocess.Popen[str]:
-    options = ["--supervisor-token", "sup", "--bankroll", "10000000"]
+    options = ["--supervisor-token", "crash-test-supervisor", "--bankroll", "10000000"]
     for t in TABLES:
         options += ["--table", t]
     return start_server(cwd, port, options)

@@ -572,3 +572,55 @@ def test_the_throttle_counts_per_address_within_its_window() -> None:
     for i in range(1000):  # bounded memory: the least recently failing go first
         throttle.fail(f"10.1.{i // 256}.{i % 256}")
     assert len(throttle.failures) == 100 and "10.1.3.231" in throttle.failures
+
+
+@pytest.mark.parametrize(
+    "token", ["short-token", "x" * 15, "sixteen chars ok", "tab\tseparated-token", "é" * 20]
+)
+def test_a_weak_supervisor_token_is_refused_at_start(
+    token: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PONTOON_SUPERVISOR_TOKEN", raising=False)
+    assert main(["serve", "--supervisor-token", token]) == 2
+    err = capsys.readouterr().err
+    assert "must be 16 printable ASCII characters or more" in err and err.count("\n") == 1
+    assert token not in err
+    monkeypatch.setenv("PONTOON_SUPERVISOR_TOKEN", token)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "$PONTOON_SUPERVISOR_TOKEN" in err and err.count("\n") == 1
+
+
+def test_the_supervisor_token_is_read_from_a_file_of_its_owner_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pontoon.cli import build_parser
+    from pontoon.server.serve import supervisor_token
+
+    monkeypatch.delenv("PONTOON_SUPERVISOR_TOKEN", raising=False)
+    parser = build_parser()
+    path = tmp_path / "token"
+    path.write_text(SUPERVISOR + "\nignored\n")
+    path.chmod(0o600)
+    args = parser.parse_args(["serve", "--supervisor-token-file", str(path)])
+    assert supervisor_token(args) == (SUPERVISOR, True)
+    monkeypatch.setenv("PONTOON_SUPERVISOR_TOKEN", "from-the-environment-token")
+    assert supervisor_token(parser.parse_args(["serve"])) == ("from-the-environment-token", True)
+    monkeypatch.setenv("PONTOON_SUPERVISOR_TOKEN", "")  # empty: a random one, printed
+    token, given = supervisor_token(parser.parse_args(["serve"]))
+    assert not given and len(token) >= 16
+    path.chmod(0o640)
+    assert main(["serve", "--supervisor-token-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "readable by others (mode 640): chmod 600 it" in err and err.count("\n") == 1
+    path.chmod(0o600)
+    path.write_text("too-short\n")
+    assert main(["serve", "--supervisor-token-file", str(path)]) == 2
+    assert "--supervisor-token-file) must be 16" in capsys.readouterr().err
+    missing = ["serve", "--supervisor-token-file", str(tmp_path / "none")]
+    assert main(missing) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and err.count("\n") == 1
+    both = ["serve", "--supervisor-token", SUPERVISOR, "--supervisor-token-file", str(path)]
+    assert main(both) == 2
+    assert "not both" in capsys.readouterr().err

@@ -43,7 +43,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="compress WebSocket messages (permessage-deflate): less traffic, more CPU",
     )
     p.add_argument(
-        "--supervisor-token", help=f"the supervisor's token (default ${TOKEN_ENV} or random)"
+        "--supervisor-token",
+        help=f"the supervisor's token, 16 characters or more (shows in ps: prefer "
+        f"--supervisor-token-file or ${TOKEN_ENV}; default random, printed on stderr)",
+    )
+    p.add_argument(
+        "--supervisor-token-file",
+        metavar="PATH",
+        help="read the supervisor's token from the first line of PATH (mode 0600 or stricter)",
     )
     p.add_argument(
         "--allowed-host",
@@ -110,6 +117,46 @@ def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
     return list(LOOPBACK) if args.host in LOOPBACK else None
 
 
+MIN_TOKEN = 16
+
+
+def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:
+    """The supervisor's token and whether it was given: ``--supervisor-token``, else the first
+    line of ``--supervisor-token-file`` (readable by its owner only), else
+    ``$PONTOON_SUPERVISOR_TOKEN`` (if not empty), else a random one. A given token must be 16
+    printable ASCII characters or more with no whitespace: :class:`InputError` (exit 2)."""
+    flag = getattr(args, "supervisor_token", None)
+    path = getattr(args, "supervisor_token_file", None)
+    if flag is not None and path is not None:
+        raise InputError("serve: give --supervisor-token or --supervisor-token-file, not both")
+    if flag is not None:
+        token, source = flag, "--supervisor-token"
+    elif path is not None:
+        source = "--supervisor-token-file"
+        try:
+            mode = os.stat(path).st_mode
+            with open(path, encoding="utf-8") as f:
+                token = f.readline().rstrip("\r\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"serve: {source}: cannot read {path}: {exc}") from None
+        if mode & 0o077:
+            bits = f"{mode & 0o777:o}"
+            msg = f"serve: {source}: {path} is readable by others (mode {bits}): chmod 600 it"
+            raise InputError(msg)
+    elif os.environ.get(TOKEN_ENV):
+        token, source = os.environ[TOKEN_ENV], f"${TOKEN_ENV}"
+    else:
+        return secrets.token_urlsafe(24), False
+    if len(token) < MIN_TOKEN or not (token.isascii() and token.isprintable()) or " " in token:
+        msg = (
+            f"serve: the supervisor's token ({source}) must be {MIN_TOKEN} printable ASCII "
+            f"characters or more with no whitespace (e.g. python -c 'import secrets; "
+            f"print(secrets.token_urlsafe(24))')"
+        )
+        raise InputError(msg)
+    return token, True
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -123,14 +170,14 @@ def serve(args: argparse.Namespace) -> int:
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
     _check_numbers(args)
-    token = args.supervisor_token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    token, given = supervisor_token(args)
     configs = table_configs(args)
     docs = bool(getattr(args, "api_docs", False))
     app = create_app(_url(args.db), configs, token, docs, allowed_hosts(args))
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
-    if not (args.supervisor_token or os.environ.get(TOKEN_ENV)):
+    if not given:
         print(f"supervisor token: {token}", file=sys.stderr, flush=True)
     config: Any = uvicorn.Config(
         app,
