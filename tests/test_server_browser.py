@@ -136,6 +136,11 @@ def test_three_players_play_a_round_in_the_browser(
         sup = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
         sup.goto(f"{url}?supervisor={SUPERVISOR}&table=kauri")
         sup.wait_for_selector("#supervisor:not([hidden])")
+        # the token is taken out of the address bar once read; the tab keeps it on a reload
+        assert SUPERVISOR not in sup.url and sup.url.endswith("/?table=kauri"), sup.url
+        sup.reload()
+        sup.wait_for_selector("#supervisor:not([hidden])")
+        assert SUPERVISOR not in sup.url
         _step(ana, lambda: ana.click('.box[data-box="3"]'))
         _step(ana, lambda: ana.keyboard.press("Enter"))
         assert ana.get_attribute("body", "data-phase") != "over"

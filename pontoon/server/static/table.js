@@ -46,7 +46,17 @@ async function loadTables() {
   }
   const params = new URLSearchParams(location.search);
   if (params.get("table")) sel.value = params.get("table");
-  if (params.get("supervisor")) { connect(sel.value, params.get("supervisor")); return; }
+  const sup = params.get("supervisor");
+  if (sup) {
+    // the token leaves the address bar (history, bookmarks, a shared screen) once read: the
+    // tab keeps it, as a player's, in its session storage
+    params.delete("supervisor");
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+    sessionStorage.setItem("pontoon-token-" + sel.value, sup);
+    connect(sel.value, sup);
+    return;
+  }
   const saved = sessionStorage.getItem("pontoon-token-" + sel.value);
   if (saved) connect(sel.value, saved);
   else watch();
@@ -99,7 +109,7 @@ function connect(t, tok) {
   };
   ws.onclose = (ev) => {
     if (token !== tok) return;  // left the table, or another session took over
-    if (ev.code === 4401) { token = null; ws = null; watch(); return; }
+    if (ev.code === 4401 || ev.code === 4429) { token = null; ws = null; watch(); return; }
     setTimeout(() => { if (table === t && token === tok) connect(t, tok); }, 1000);
   };
   loadHistory();
