@@ -11,10 +11,10 @@ The bots are cheap: they decode a state only when it may concern them.
 The server runs in its own process (``pontoon serve``) on an SQLite store in a temporary
 directory. Reports actions/s (acknowledged messages: wagers, deals, decisions) and the p50/p99
 latency from sending a message to its acknowledgement, which comes after the commit and after
-every client of the table was sent the new state; the CPU time the server and the bots used
-per action; and the load average of the machine while it ran (the machine is shared). Then
-``pontoon verify`` checks the store and the decisions acknowledged are counted against the
-decisions recorded: zero lost, zero duplicated.
+the new state was queued for every client of the table (each client has its own writer); the
+CPU time the server and the bots used per action; and the load average of the machine while it
+ran (the machine is shared). Then ``pontoon verify`` checks the store and the decisions
+acknowledged are counted against the decisions recorded: zero lost, zero duplicated.
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
