@@ -41,25 +41,28 @@ def start_server(cwd: Path, port: int, options: Sequence[str]) -> subprocess.Pop
 
 
 @contextmanager
-def in_thread(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn in a thread of this process; yields its ``host:port``."""
+def in_thread(app: Any, **config: Any) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread of this process (``config``: more
+    ``uvicorn.Config`` settings); yields its ``host:port``, and checks that it stops."""
     import threading
 
     import uvicorn
 
     port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    settings = {"log_level": "warning", **config}
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(0.02)
     assert srv.started
     try:
         yield f"127.0.0.1:{port}"
     finally:
         srv.should_exit = True
-        thread.join(10)
+        thread.join(15)
+        assert not thread.is_alive(), "the server did not stop"
 
 
 class Stacked:

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -26,7 +25,6 @@ import pytest
 pytest.importorskip("fastapi")
 
 import httpx
-import uvicorn
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -36,7 +34,7 @@ from pontoon.rules import load_rules
 from pontoon.server.app import create_app
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
-from tests.test_server_helpers import SUPERVISOR, free_port, stacked
+from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
 
 pytestmark = pytest.mark.filterwarnings(
     "error::pytest.PytestUnhandledThreadExceptionWarning",
@@ -135,29 +133,24 @@ def serve(
             configs = [TableConfig("kauri", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX))]
         app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs, hosts))
         no_5xx_nor_traceback.append(app)
-        port = free_port()
-        config = uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_config=None, log_level="warning"
-        )
-        srv = uvicorn.Server(config)
-        thread = threading.Thread(target=srv.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not srv.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert srv.started
-        host = f"127.0.0.1:{port}"
-        http = httpx.Client(base_url=f"http://{host}", timeout=5)
-        stack.append(srv)
-        try:
-            yield Server(host, db, app, http)
-        finally:
-            http.close()
-            srv.should_exit = True
-            thread.join(15)
-            assert not thread.is_alive(), "the server did not stop"
+        stack.append(app)
+        with in_thread(app, log_config=None) as host:  # log_config None: the log is captured
+            http = httpx.Client(base_url=f"http://{host}", timeout=5)
+            try:
+                yield Server(host, db, app, http)
+            finally:
+                http.close()
 
     yield start
+
+
+def _refused(ws: ClientConnection, code: str, close: int) -> None:
+    """The socket is answered with the error ``code``, then closed with ``close``."""
+    m = json.loads(ws.recv(timeout=10))
+    assert m["type"] == "error" and m["code"] == code, m
+    with pytest.raises(ConnectionClosed) as closed:
+        ws.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == close
 
 
 def _answer(ws: ClientConnection, timeout: float = 10) -> dict[str, Any]:
@@ -384,11 +377,7 @@ def test_a_token_with_other_characters_is_refused_not_a_500(serve: Any, token: s
             )
             assert r.status_code in (401, 422), (raw, r.text)
         with connect(f"ws://{srv.host}/ws/kauri?token={token}", open_timeout=10) as ws:
-            m = json.loads(ws.recv(timeout=10))
-            assert m["type"] == "error" and m["code"] == "auth", m
-            with pytest.raises(ConnectionClosed) as closed:
-                ws.recv(timeout=10)
-            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+            _refused(ws, "auth", 4401)
 
 
 @pytest.mark.parametrize("rid", ["9223372036854775808", "-9223372036854775809", "10" * 40, "0"])
@@ -488,11 +477,7 @@ def test_a_websocket_from_another_sites_page_is_refused(serve: Any) -> None:
         token = srv.join("kauri", "ana")
         url = f"ws://{srv.host}/ws/kauri?token={token}"
         with connect(url, origin="http://evil.example", open_timeout=10) as ws:  # type: ignore[arg-type]
-            m = json.loads(ws.recv(timeout=10))
-            assert m["type"] == "error" and m["code"] == "origin", m
-            with pytest.raises(ConnectionClosed) as closed:
-                ws.recv(timeout=10)
-            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+            _refused(ws, "origin", 4401)
         with connect(url, origin=f"http://{srv.host}", open_timeout=10) as ws:  # type: ignore[arg-type]
             assert json.loads(ws.recv(timeout=10))["type"] == "state"  # its own page
 
@@ -549,11 +534,7 @@ def test_guessing_the_supervisor_token_is_throttled_and_logged(
         r = srv.http.post("/api/tables/kauri/leave", json={"token": SUPERVISOR})
         assert r.status_code == 429, r.text
         with connect(f"ws://{srv.host}/ws/kauri?token={SUPERVISOR}", open_timeout=10) as ws:
-            m = json.loads(ws.recv(timeout=10))
-            assert m["type"] == "error" and m["code"] == "throttled", m
-            with pytest.raises(ConnectionClosed) as closed:
-                ws.recv(timeout=10)
-            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+            _refused(ws, "throttled", 4429)
         assert srv.http.get("/api/tables/kauri/state").status_code == 200  # a watcher
         assert len([m for m in caplog.messages if m.startswith("failed auth")]) == 10
 
