@@ -160,7 +160,7 @@ def play_scenario(
     for b in boxes:
         _need(isinstance(b, dict) and "box" in b, "each box needs a 'box' number")
         number = _int(b["box"], "'box'")
-        _need(number not in listed, f"box {number} is listed twice: list each box once")
+        _need(number not in listed, f"box {number} is listed twice: list each box once (rule 15)")
         listed.add(number)
         wagers = b.get("wagers")
         if not isinstance(wagers, list) or not wagers:
@@ -175,7 +175,7 @@ def play_scenario(
             if isinstance(player, str):
                 _need(
                     player not in players,
-                    f"box {number}: {player!r} wagers twice: one wager a player on a box",
+                    f"box {number}: {player!r} wagers twice: one wager a player on a box (15.3)",
                 )
                 players.add(player)
             rnd.place_wager(number, w["player"], _int(w["amount"], "'amount'"))

@@ -145,12 +145,12 @@ def test_round_set_overrides_the_scenario(
             '{"shoe": ["9S", "7H", "8D", "KC", "2C"], "boxes": ['
             '{"box": 1, "wagers": [{"player": "a", "amount": 1000}]},'
             '{"box": 1, "wagers": [{"player": "b", "amount": 1000}]}]}',
-            "box 1 is listed twice",
+            "box 1 is listed twice: list each box once (rule 15)",
         ),
         (  # 15.3: one wager a player on a box
             '{"shoe": ["9S", "7H", "8D"], "boxes": [{"box": 1, "wagers": ['
             '{"player": "a", "amount": 1000}, {"player": "a", "amount": 500}]}]}',
-            "box 1: 'a' wagers twice",
+            "box 1: 'a' wagers twice: one wager a player on a box (15.3)",
         ),
     ],
 )
