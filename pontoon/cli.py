@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed the shuffle (default: a secure shuffle)")
     p.add_argument("--rounds", type=int, help="stop after this many rounds")
     store_cli.db_option(p, table="terminal")
+    store_cli.shoe_key_option(p)
     COMMANDS.update(store_cli.add_commands(sub, _common))
     from pontoon.analysis.commands import add_options as analysis_options
 

@@ -1,15 +1,18 @@
-"""The store's commands: ``replay``, ``rounds``, ``verify``, ``export``, and ``--db`` for
-``play`` and ``round``. Exit codes: 0 success, 2 bad input, 3 ``verify`` found the store
-broken, 1 anything else."""
+"""The store's commands: ``replay``, ``rounds``, ``verify``, ``export``, ``rekey``, and ``--db``
+for ``play`` (with ``--shoe-key-file``) and ``round``. Exit codes: 0 success, 2 bad input, 3
+``verify`` found the store broken, 1 anything else."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pontoon.round import Round
+
+if TYPE_CHECKING:
+    from pontoon.store.secret import ShoeKeys
 
 DEFAULT_URL = "sqlite:///pontoon.db"
 BROKEN = 3
@@ -26,6 +29,27 @@ def db_option(p: argparse.ArgumentParser, default: str | None = None, table: str
     )
     if table:
         p.add_argument("--table", default=table, help=f"table name in the store (default {table})")
+
+
+def shoe_key_option(p: argparse.ArgumentParser) -> None:
+    """``--shoe-key-file PATH``: the keys that seal the stored shoe."""
+    p.add_argument(
+        "--shoe-key-file",
+        metavar="PATH",
+        help="the keys that seal the stored shoe, one a line, the first sealing (mode 0600; "
+        "default $PONTOON_SHOE_KEY, else ~/.config/pontoon/shoe.key, made if missing)",
+    )
+
+
+def shoe_keys(args: argparse.Namespace) -> ShoeKeys | None:
+    """The keys of ``--shoe-key-file`` (checked now), else None: the store loads
+    ``$PONTOON_SHOE_KEY`` or the default file when it first needs them."""
+    path = getattr(args, "shoe_key_file", None)
+    if path is None:
+        return None
+    from pontoon.store.secret import load_keys
+
+    return load_keys(path)
 
 
 def add_commands(
@@ -59,7 +83,18 @@ def add_commands(
     p.add_argument("--output", required=True, metavar="DIR", help="folder for the files")
     p.add_argument("--table", help="only this table")
     common(p)
-    return {"replay": cmd_replay, "rounds": cmd_rounds, "verify": cmd_verify, "export": cmd_export}
+
+    p = sub.add_parser("rekey", help="seal every table's stored shoe again under the first key")
+    db_option(p, DEFAULT_URL)
+    shoe_key_option(p)
+    common(p)
+    return {
+        "replay": cmd_replay,
+        "rounds": cmd_rounds,
+        "verify": cmd_verify,
+        "export": cmd_export,
+        "rekey": cmd_rekey,
+    }
 
 
 def _open(args: argparse.Namespace) -> Any:
@@ -127,6 +162,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         for name, n in counts.items():
             print(f"{args.output}/{name}.{args.format}: {n} rows")
+    return 0
+
+
+def cmd_rekey(args: argparse.Namespace) -> int:
+    from pontoon.store.db import Store
+    from pontoon.store.secret import load_keys
+
+    keys = load_keys(args.shoe_key_file)
+    with Store(args.db, keys, must_exist=True) as store:
+        n = store.rekey()
+    if args.json:
+        print(json.dumps({"rekeyed": n}))
+    else:
+        print(f"{n} shoe state(s) sealed under the first key: the other keys can go")
     return 0
 
 

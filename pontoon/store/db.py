@@ -10,11 +10,13 @@ synced) or PostgreSQL, chosen by URL. Opening a store creates or upgrades its sc
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import (
     Connection,
@@ -48,9 +50,14 @@ from pontoon.store.schema import (
     tables,
 )
 
+if TYPE_CHECKING:
+    from pontoon.store.secret import ShoeKeys
+
 DEFAULT_URL = "sqlite:///pontoon.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
 _LOCK = 0x706F6E74  # PostgreSQL advisory lock taken while the schema is upgraded
+log = logging.getLogger(__name__)
+_warned: set[Path] = set()  # the SQLite files open to others already named in the log
 
 
 class StoreError(PontoonError):
@@ -88,12 +95,41 @@ def engine_url(url: str) -> str:
     raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
 
 
-def _check_exists(url: str) -> None:
-    """Refuse a SQLite file that is not there (reading commands must not create one)."""
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite store (None for PostgreSQL or an in-memory database)."""
     parsed = make_url(engine_url(url))
     path = parsed.database if parsed.get_backend_name() == "sqlite" else None
-    if path not in (None, "", ":memory:") and not Path(str(path)).is_file():
+    return None if path in (None, "", ":memory:") else Path(str(path))
+
+
+def _check_exists(url: str) -> None:
+    """Refuse a SQLite file that is not there (reading commands must not create one)."""
+    path = _sqlite_file(url)
+    if path is not None and not path.is_file():
         raise InputError(f"no store at {path}: nothing has been recorded there")
+
+
+def _owner_only(url: str) -> None:
+    """A new SQLite file is made mode 0600 before SQLite opens it (its -wal and -shm files
+    take the main file's mode); an existing one open to others is left, and named once in
+    the log (a warning of ``pontoon.store.db``)."""
+    path = _sqlite_file(url)
+    if path is None:
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077 and path.resolve() not in _warned:
+            _warned.add(path.resolve())
+            log.warning(
+                "the store %s is open to group or others (mode %o): chmod 600 it and its "
+                "-wal and -shm files",
+                path,
+                mode,
+            )
+    except OSError:
+        pass  # no such folder, say: SQLite's own error tells it
 
 
 def event_of(row: Row[Any]) -> Event:
@@ -174,14 +210,24 @@ class TableState:
 
 
 class Store:
-    """A store opened by URL; ``with Store(url) as s: ...`` closes it."""
+    """A store opened by URL; ``with Store(url) as s: ...`` closes it. ``shoe_keys`` seal the
+    shoe states it writes and open those it reads; None: :func:`~pontoon.store.secret.load_keys`
+    (``$PONTOON_SHOE_KEY`` or the default key file), loaded only when a shoe is written or
+    read, so the reading commands never need a key."""
 
     def __init__(
-        self, url: str = DEFAULT_URL, *, upgrade: bool = True, must_exist: bool = False
+        self,
+        url: str = DEFAULT_URL,
+        shoe_keys: ShoeKeys | None = None,
+        *,
+        upgrade: bool = True,
+        must_exist: bool = False,
     ) -> None:
         self.url = url
+        self._shoe_keys = shoe_keys
         if must_exist:
             _check_exists(url)
+        _owner_only(url)
         self.engine: Engine = _make_engine(engine_url(url))
         self.dialect = self.engine.dialect.name
         self._sql = _Statements(self.engine.dialect)
@@ -200,6 +246,44 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def shoe_keys(self) -> ShoeKeys:
+        if self._shoe_keys is None:
+            from pontoon.store.secret import load_keys
+
+            self._shoe_keys = load_keys()
+        return self._shoe_keys
+
+    def _open_shoe(self, table: str, state: str) -> str:
+        """A stored shoe state in plain text (a legacy plain one as it is)."""
+        from pontoon.store.secret import PREFIX, WrongKeyError
+
+        if not state.startswith(PREFIX):
+            return state
+        try:
+            return self.shoe_keys.open(state)
+        except WrongKeyError as exc:
+            raise InputError(
+                f"the shoe of table {table!r} is sealed under another key ({exc}): give its key "
+                f"with --shoe-key-file or $PONTOON_SHOE_KEY (it stays stored until then)"
+            ) from None
+
+    def rekey(self) -> int:
+        """Seal every table's shoe state again under the first key (a plain one: sealed), in
+        one transaction; how many. A state no key opens: :class:`InputError`, none changed."""
+        keys = self.shoe_keys
+        with self.write() as conn:
+            states = list(conn.execute(select(shoe_states.c.table_id, shoe_states.c.state)))
+            for table, state in states:
+                try:
+                    sealed = keys.rotate(str(state))
+                except InputError as exc:
+                    raise InputError(f"rekey: the shoe of table {table!r}: {exc}") from None
+                conn.execute(
+                    update(shoe_states).where(shoe_states.c.table_id == table).values(state=sealed)
+                )
+        return len(states)
 
     # ------------------------------------------------------------------ transactions
     @contextmanager
@@ -288,10 +372,13 @@ class Store:
         error and nothing is written."""
         if not batches:
             return []
+        # The shoes are sealed before the transaction: a missing key writes nothing, and the
+        # encryption does not hold the store's lock.
+        sealed = {id(b): self.shoe_keys.seal(b.shoe) for b in batches if b.shoe is not None}
         at = chain.now()
         try:
             with self.write() as conn:
-                return list(self._write(conn, batches, at))
+                return list(self._write(conn, batches, at, sealed))
         except (ConflictError, NameTakenError) as exc:
             if len(batches) == 1:
                 return [exc]
@@ -306,16 +393,18 @@ class Store:
                 for batch in batches:
                     try:
                         with conn.begin_nested():
-                            out.extend(self._write(conn, [batch], at))
+                            out.extend(self._write(conn, [batch], at, sealed))
                     except (ConflictError, NameTakenError) as exc:
                         out.append(exc)
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
         return out
 
-    def _write(self, conn: Connection, batches: list[Batch], at: str) -> list[Written]:
-        """Write ``batches`` in the open transaction; :class:`ConflictError` when a table's
-        head has moved (the caller rolls back)."""
+    def _write(
+        self, conn: Connection, batches: list[Batch], at: str, sealed: dict[int, str]
+    ) -> list[Written]:
+        """Write ``batches`` in the open transaction (``sealed``: their shoes, by the batch's
+        ``id``); :class:`ConflictError` when a table's head has moved (the caller rolls back)."""
         heads: list[dict[str, Any]] = []
         rows: list[dict[str, Any]] = []
         entries: list[dict[str, Any]] = []
@@ -402,7 +491,7 @@ class Store:
                     elif rnd.written.get(p) != n:
                         nets.append({"b_id": round_id, "b_player": p, "b_net": n})
             if batch.shoe is not None:
-                shoes.append({"table_id": batch.table, "seq": last, "state": batch.shoe})
+                shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
             out.append(Written(round_id, last, h, at))
         sql = self._sql
         moved = sql.run(conn, sql.move_head, heads)
@@ -474,7 +563,7 @@ class Store:
             balances,
             int(last or 0),
             [int(i) for i in open_ids],
-            (int(shoe[0]), str(shoe[1])) if shoe else None,
+            (int(shoe[0]), self._open_shoe(table, str(shoe[1]))) if shoe else None,
         )
 
     def find_session(self, token: str) -> StoredSession | None:

@@ -23,6 +23,7 @@ from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
 from pontoon.store.recorder import OpenRound, RoundLog, TableLog
+from pontoon.store.secret import ShoeKeys
 from pontoon.store.shoestate import matches, restore
 
 
@@ -106,8 +107,10 @@ def tidy(shoe: Shoe) -> None:
 class TerminalRecorder:
     """Records one player's session at ``table``."""
 
-    def __init__(self, url: str, table: str, rules: RuleSet, player: str) -> None:
-        self.store = Store(url)
+    def __init__(
+        self, url: str, table: str, rules: RuleSet, player: str, shoe_keys: ShoeKeys | None = None
+    ) -> None:
+        self.store = Store(url, shoe_keys)
         self.log = TableLog(self.store, table)
         self.rules = rules
         self.player = player
