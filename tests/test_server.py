@@ -83,7 +83,7 @@ def test_tables_join_and_names(client: TestClient) -> None:
     assert client.post("/api/tables/kauri/join", json={"name": "a b<"}).status_code == 422
     assert client.post("/api/tables/nope/join", json={"name": "x"}).status_code == 404
     s = client.get(f"/api/tables/kauri/state?token={token}").json()
-    assert s["you"] == "ana" and s["players"]["ana"]["balance"] == 100_000
+    assert s["you"] == "ana" and s["balance"] == 100_000
     assert client.get("/api/tables/kauri/state?token=forged").status_code == 401
     assert "<html" in client.get("/").text.lower()
 
@@ -174,7 +174,7 @@ def test_full_round_split_behind_double_insurance_bust(client: TestClient, db: P
     assert follows == [("ben", "both")] and ("action", "insure") in kinds  # 15.3(d)
     assert ("outcome", "bust") in kinds
     assert s["result"] == {"ana": -2000, "ben": -1250, "cat": 4000}
-    assert s["players"]["cat"]["balance"] == 104_000
+    assert s["balance"] == 104_000
     hist = client.get("/api/tables/kauri/history").json()
     assert len(hist) == 1
     doc = client.get(f"/api/rounds/{hist[0]['id']}").json()
@@ -272,7 +272,7 @@ def test_supervisor_voids_the_round(client: TestClient, db: Path) -> None:
     assert sup.send(type="irregularity", kind="void")["type"] == "ok"
     s = ana.fresh()
     assert s["phase"] == "over"
-    assert s["players"]["ana"]["balance"] == 100_000
+    assert s["balance"] == 100_000
     for p in (ana, ben, cat, sup):
         p.close()
     _verify(db)
@@ -567,7 +567,7 @@ def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
             time.sleep(0.1)  # the timer plays the round out (16.6)
         s = ana.fresh()
         assert s["phase"] == "over"
-        balance = s["players"]["ana"]["balance"]
+        balance = s["balance"]
         assert balance == 101_000
         old = ana.token
         reply = ana.send(type="leave")
@@ -584,7 +584,7 @@ def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
         assert r.status_code == 401
         # the name joins again as a new session, with a new bankroll; the seat is free
         again = Player(c, "kauri", "ana")
-        assert again.token != old and again.state["players"]["ana"]["balance"] == 100_000
+        assert again.token != old and again.state["balance"] == 100_000
         assert again.send(type="bet", box=1, amount=1000)["type"] == "ok"
         # ben leaves over HTTP
         r = c.post("/api/tables/kauri/leave", json={"token": ben.token})

@@ -32,6 +32,7 @@ import pontoon.server.app as server_app
 from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.app import create_app
+from pontoon.server.limits import Limits
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
 from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
@@ -126,15 +127,18 @@ def serve(
         configs: list[TableConfig] | None = None,
         api_docs: bool = False,
         hosts: list[str] | None = None,
+        limits: Limits | None = None,
+        **uvicorn: Any,
     ) -> Iterator[Server]:
         db = tmp_path / f"hostile{len(stack)}.db"
         rules = load_rules("nz-pontoon")
         if configs is None:
             configs = [TableConfig("kauri", rules, 600.0, 600.0, 100_000, stacked(ONE_BOX))]
-        app = _Statuses(create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs, hosts))
+        made = create_app(f"sqlite:///{db}", configs, SUPERVISOR, api_docs, hosts, limits)
+        app = _Statuses(made)
         no_5xx_nor_traceback.append(app)
         stack.append(app)
-        with in_thread(app, log_config=None) as host:  # log_config None: the log is captured
+        with in_thread(app, log_config=None, **uvicorn) as host:  # None: the log is captured
             http = httpx.Client(base_url=f"http://{host}", timeout=5)
             try:
                 yield Server(host, db, app, http)
@@ -200,7 +204,9 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
     comes within 100 ms, and the deaf client is disconnected (it fell behind)."""
     monkeypatch.setattr(server_app, "SEND_SECONDS", 1.0, raising=False)
     rules = load_rules("nz-pontoon").replace(table_max=1_000_000)
-    with serve([TableConfig("kauri", rules, 600.0, 600.0, 1_000_000, stacked(ONE_BOX))]) as srv:
+    config = TableConfig("kauri", rules, 600.0, 600.0, 1_000_000, stacked(ONE_BOX))
+    many = Limits(joins_per_address=300, players_per_table=300)
+    with serve([config], limits=many) as srv:
         ana, sloth = srv.join("kauri", "ana"), srv.join("kauri", "sloth")
         deaf = _deaf(srv.host, f"/ws/kauri?token={sloth}")
         slowest: list[tuple[float, str]] = []
@@ -286,7 +292,7 @@ def test_a_client_that_pipelines_without_reading_is_disconnected(
 def test_queued_replies_keep_their_order_and_a_state_request_its_state(serve: Any) -> None:
     """Pipelined messages are answered in order; the answer to a ``state`` request is followed
     by a state at least as new as every ``ok`` before it."""
-    with serve() as srv:
+    with serve(limits=Limits(state_burst=20)) as srv:
         token = srv.join("kauri", "ana")
         with srv.ws("kauri", token) as ws:
             for i in range(20):
@@ -325,7 +331,7 @@ def test_one_click_on_two_sockets_of_a_session_applies_once(serve: Any) -> None:
                 assert sorted(bool(r.get("duplicate")) for r in replies) == [False, True]
                 state = srv.http.get(f"/api/tables/{table}/state?token={token}").json()
                 assert state["boxes"][0]["original"] == {"ana": 2500}, (i, state["boxes"])
-                assert state["players"]["ana"]["balance"] == 100_000 - 2500
+                assert state["balance"] == 100_000 - 2500
                 one.send(json.dumps({"type": "deal", "id": "deal"}))
                 assert _answer(one)["type"] == "ok"
                 hit = json.dumps({"type": "act", "action": "hit", "box": 1, "id": "same-hit"})

@@ -271,6 +271,22 @@ def test_an_existing_sqlite_file_open_to_others_is_left_and_named_once(
     assert path.stat().st_mode & 0o777 == 0o644
 
 
+def test_serve_refuses_a_bad_key_file_before_it_listens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PONTOON_SUPERVISOR_TOKEN", raising=False)
+    key = _key()
+    loose = _key_file(tmp_path / "loose", key, mode=0o644)
+    code, out = cli(["serve", "--port", "0", "--shoe-key-file", str(loose)], capsys)
+    assert code == 2 and out.count("\n") == 1 and "mode 644" in out and key not in out
+    bad = _key_file(tmp_path / "bad", "x" * 44)
+    code, out = cli(["serve", "--port", "0", "--shoe-key-file", str(bad)], capsys)
+    assert code == 2 and out.count("\n") == 1 and "not a Fernet key" in out
+    monkeypatch.setenv("PONTOON_SHOE_KEY", "nope")
+    code, out = cli(["serve", "--port", "0"], capsys)
+    assert code == 2 and out.count("\n") == 1 and "$PONTOON_SHOE_KEY" in out
+
+
 def test_a_deleted_shoe_row_voids_the_open_round_and_a_fresh_shoe_starts(url: str) -> None:
     """The last resort for a lost key (docs/store.md): the row deleted, the table goes on."""
     keys = ShoeKeys([_key()])

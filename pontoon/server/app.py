@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import logging
 import secrets
 import socket
 import struct
-import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from pontoon.errors import PontoonError
+from pontoon.rules import RuleSet, rules_json
 from pontoon.store.db import NameTakenError, Store, token_digest
 from pontoon.store.group import GroupWriter
+from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
 
+from .limits import Bucket, Limits, Throttle
+from .privacy import masked, own
 from .protocol import (
     Act,
     BadMessage,
@@ -46,6 +51,7 @@ from .protocol import (
     LeaveRequest,
     Message,
     Procedure,
+    look,
     parse,
 )
 from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
@@ -57,56 +63,11 @@ SEND_SECONDS = 10.0  # a message its socket does not take within this: disconnec
 CLOSE_BEHIND = 1008  # the close code of a client disconnected for falling behind
 UNKNOWN = "unknown session token for this table"
 THROTTLED = "too many failed authentications from this address: try again later"
-
-
-class Throttle:
-    """Failed authentications per client address: after ``limit`` failures within ``window``
-    seconds the address is refused (every token, the right one too) until its oldest failure
-    in the window is ``window`` seconds old. Memory is bounded: at most ``addresses`` are kept
-    (the least recently failing dropped first), and an address's old failures are pruned."""
-
-    def __init__(
-        self,
-        limit: int = 10,
-        window: float = 60.0,
-        addresses: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limit = limit
-        self.window = window
-        self.addresses = addresses
-        self.clock = clock
-        self.failures: OrderedDict[str, deque[float]] = OrderedDict()
-
-    def _recent(self, addr: str) -> deque[float] | None:
-        times = self.failures.get(addr)
-        if times is None:
-            return None
-        edge = self.clock() - self.window
-        while times and times[0] <= edge:
-            times.popleft()
-        if not times:
-            del self.failures[addr]
-            return None
-        return times
-
-    def blocked(self, addr: str) -> bool:
-        times = self._recent(addr)
-        return times is not None and len(times) >= self.limit
-
-    def fail(self, addr: str) -> bool:
-        """Counts a failure of ``addr``; True when it is the one that blocks the address."""
-        times = self._recent(addr)
-        if times is None:
-            times = self.failures[addr] = deque(maxlen=self.limit)
-        times.append(self.clock())
-        self.failures.move_to_end(addr)
-        while len(self.failures) > self.addresses:
-            self.failures.popitem(last=False)
-        return len(times) == self.limit
+CLOSE_REPLACED = 4409  # a socket closed because its session opened one too many
 
 
 log = logging.getLogger(__name__)
+_OPENED = itertools.count()
 
 
 class _Socket:
@@ -128,8 +89,10 @@ class _Socket:
         self._state = ""  # the newest state, sent where the None stands in the queue
         self._states = 0  # how many None are queued: one, and one after each answer to "state"
         self._code: int | None = None  # the close code, once every message is sent
+        self._later: asyncio.TimerHandle | None = None  # a state to queue later (post_later)
         self._wake = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._write())
+        self.opened = next(_OPENED)  # (the oldest of a session's sockets is closed first)
 
     def post_state(self, text: str, last: bool = False) -> None:
         """Queue a state. ``last``: after every message queued so far (the answer to a
@@ -140,6 +103,18 @@ class _Socket:
         if self._states and (not last or self._queue[-1] is None):
             return
         self._push(None)
+
+    def post_later(self, delay: float, state: Callable[[], str]) -> None:
+        """Queue the state ``state()`` makes in ``delay`` seconds, after every message
+        queued by then (the answer to ``state`` requests past their limit: however many
+        wait, one state)."""
+        if self._later is None and not self.closed:
+
+            def fire() -> None:
+                self._later = None
+                self.post_state(state(), last=True)
+
+            self._later = asyncio.get_running_loop().call_later(delay, fire)
 
     def post(self, message: dict[str, Any]) -> None:
         if not self.closed:
@@ -209,6 +184,8 @@ class _Socket:
     async def finish(self) -> None:
         """The handler ends: what a close queued is sent first (within the time limit), else
         the writer just stops (the peer is gone)."""
+        if self._later is not None:
+            self._later.cancel()
         if self.closed and not self.dropped:
             with suppress(TimeoutError):
                 async with asyncio.timeout(SEND_SECONDS):
@@ -244,15 +221,22 @@ def _abort_of(ws: WebSocket) -> Callable[[], None] | None:
 class Hub:
     """The server's tables and sessions."""
 
-    def __init__(self, store: Store, configs: list[TableConfig], supervisor_token: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        configs: list[TableConfig],
+        supervisor_token: str,
+        limits: Limits | None = None,
+    ) -> None:
         self.store = store
         self.writer = GroupWriter(store)
         self.tables = {c.name: Table(c, store, self.writer) for c in configs}
         self.sessions: dict[str, Session] = {}
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.supervisor_token = supervisor_token
-        self.charts: dict[str, Any] = {}
-        self.throttle = Throttle()
+        self.limits = limits = limits or Limits()
+        self.charts = Charts()
+        self.throttle = Throttle(limits.failures, limits.failure_window)
 
     def session(self, table: str, token: str | None, addr: str | None = None) -> Session:
         """The session of ``token`` at ``table``: from memory, else from the store (a session
@@ -306,19 +290,55 @@ class Hub:
             raise HTTPException(404, f"no table {name!r}")
         return t
 
-    async def join(self, table: Table, name: str) -> Session:
-        """A new session at ``table`` for ``name`` (409 when a session has the name: one
-        made before a restart counts, it is in the store)."""
+    async def join(self, table: Table, name: str, addr: str | None = None) -> Session:
+        """A new session at ``table`` for ``name`` made from ``addr`` (its lock held). 409
+        when a session has the name (one made before a restart counts, it is in the store)
+        or one too like it (:func:`pontoon.server.protocol.look`), or the table has its
+        ``players_per_table``; 429 when ``addr`` has ``joins_per_address`` sessions open
+        there."""
+        taken = f"{name!r} is already at table {table.name!r}"
         if any(s.name == name and s.table == table.name for s in self.sessions.values()):
-            raise HTTPException(409, f"{name!r} is already at table {table.name!r}")
+            raise HTTPException(409, taken)
+        like = [n for n in table.names if look(n) == look(name)]
+        if like:
+            raise HTTPException(409, f"{name!r} is too like {like[0]!r}, at table {table.name!r}")
+        limits = self.limits
+        if len(table.names) >= limits.players_per_table:
+            msg = f"table {table.name!r} is full: {limits.players_per_table} players"
+            raise HTTPException(409, msg)
+        mine = [s for s in self.sessions.values() if s.table == table.name and s.address == addr]
+        if addr is not None and len(mine) >= limits.joins_per_address:
+            msg = f"at most {limits.joins_per_address} players from one address at a table"
+            raise HTTPException(429, msg)
         token = secrets.token_urlsafe(24)
         try:
             await table.join(name, token)
         except NameTakenError:
-            raise HTTPException(409, f"{name!r} is already at table {table.name!r}") from None
-        s = Session(token, name, "player", table.name, digest=token_digest(token))
+            raise HTTPException(409, taken) from None
+        s = Session(token, name, "player", table.name, digest=token_digest(token), address=addr)
         self.sessions[token] = s
         return s
+
+    def admit(self, table: Table, session: Session) -> None:
+        """A new socket of ``session`` is coming: when the session has ``sockets_per_session``
+        open at ``table`` already, its oldest is told and closed (4409; the page does not
+        reconnect it): a reconnecting player is never locked out by a socket that lingers."""
+        mine = [c for c in table.clients if c.session is session]
+        while len(mine) >= self.limits.sockets_per_session:
+            oldest = min(mine, key=lambda c: getattr(c, "opened", 0))
+            mine.remove(oldest)
+            table.clients.discard(oldest)
+            n = self.limits.sockets_per_session
+            text = f"this session opened more than {n} sockets: the oldest (this one) is closed"
+            oldest.close(CLOSE_REPLACED, {"type": "error", "code": "sockets", "error": text})
+
+    def state_wait(self, session: Session) -> float:
+        """How long the answer to a ``state`` request of ``session`` waits: 0 within the
+        limit (``state_burst`` at once, then ``states_per_second``, all its sockets
+        together), else until the limit allows one (the waiting requests get one state)."""
+        if session.rate is None:
+            session.rate = Bucket(self.limits.states_per_second, self.limits.state_burst)
+        return session.rate.take()
 
     async def leave(self, table: Table, name: str, sender: Client | None = None) -> int:
         """``name`` leaves ``table`` (its lock held): cashed out, every session of the name
@@ -359,14 +379,20 @@ class Hub:
     async def handle(self, table: Table, client: Client, text: str | bytes) -> dict[str, Any]:
         """One message from ``client``: applied (committed, then broadcast) or refused with
         nothing changed. Returns the reply for the sender."""
-        msg = parse(text)
         session = client.session
+        try:
+            msg = parse(text)
+        except BadMessage as exc:
+            return _error(exc)
         if msg.id is not None and msg.id in session.seen:  # (checked again under the lock)
             return session.seen[msg.id] | {"duplicate": True}
         if session.closed:
             return _error(Refused(UNKNOWN, code="auth"), msg.id)
         if msg.type in ("state", "ping"):
-            return {"type": "ok", "ref": msg.id, "version": table.version, "refresh": True}
+            out: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
+            if msg.type == "state":
+                out["refresh"] = self.state_wait(session)
+            return out
         try:
             return await self._apply(table, client, msg)
         except Refused as exc:
@@ -538,12 +564,43 @@ def _error(exc: Exception, ref: Any = None) -> dict[str, Any]:
     return out
 
 
-def _chart(table: Table) -> dict[str, Any]:
+class Charts:
+    """The optimal basic strategy chart of each rule set, computed once however many ask at
+    once (the first asks, the others wait for its answer) on a thread of its own: a cold
+    chart takes seconds to a minute and must not hold up the threads that read the history
+    and replays. A failed computation is not kept: the next request tries again."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, dict[str, Any]] = {}
+        self.running: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pontoon-chart")
+
+    async def get(self, rules: RuleSet) -> dict[str, Any]:
+        key = rules_json(rules, sort_keys=True)
+        if key in self.done:
+            return self.done[key]
+        running = self.running.get(key)
+        if running is None:
+            loop = asyncio.get_running_loop()
+            running = self.running[key] = loop.run_in_executor(self.pool, _chart, rules)
+            running.add_done_callback(lambda f: self._finished(key, f))
+        return await asyncio.shield(running)  # one caller gone does not cancel the others'
+
+    def _finished(self, key: str, future: asyncio.Future[dict[str, Any]]) -> None:
+        del self.running[key]
+        if not future.cancelled() and future.exception() is None:
+            self.done[key] = future.result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _chart(rules: RuleSet) -> dict[str, Any]:
     from pontoon.analysis.report import analyze
 
-    report = analyze(table.rules, "basic")
+    report = analyze(rules, "basic")
     assert report.chart is not None
-    return {"rules": table.rules.name, "ev": report.ev, "cells": report.chart.cells}
+    return {"rules": rules.name, "ev": report.ev, "cells": report.chart.cells}
 
 
 def create_app(
@@ -552,18 +609,21 @@ def create_app(
     supervisor_token: str | None = None,
     api_docs: bool = False,
     allowed_hosts: Sequence[str] | None = None,
+    limits: Limits | None = None,
+    shoe_keys: ShoeKeys | None = None,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
     ``allowed_hosts``: the names the server answers to (a request whose ``Host`` is another
-    is refused, 400: DNS rebinding); None answers to any."""
+    is refused, 400: DNS rebinding); None answers to any. ``limits``: what one client may ask
+    (:class:`pontoon.server.limits.Limits`)."""
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Hub] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(store_url)
-        hub = Hub(store, tables, token)
+        store = Store(store_url, shoe_keys)
+        hub = Hub(store, tables, token, limits)
         state["hub"] = hub
         app.state.hub = hub
         for t in hub.tables.values():
@@ -579,6 +639,7 @@ def create_app(
             await expiry  # a pass under way ends before the store closes
         for t in hub.tables.values():
             t.close()
+        hub.charts.close()
         store.close()
 
     docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}
@@ -622,11 +683,11 @@ def create_app(
         return {"tables": len(hub().tables), "store": hub().writer.stats()}
 
     @app.post("/api/tables/{name}/join")
-    async def join(name: str, body: JoinRequest) -> dict[str, Any]:
+    async def join(name: str, body: JoinRequest, request: Request) -> dict[str, Any]:
         t = hub().table(name)
         await hub().expire(t)  # an expired session frees its name
         async with t.lock:
-            s = await hub().join(t, body.name)
+            s = await hub().join(t, body.name, _address(request))
             t.bump()
             t.broadcast()
         return {
@@ -653,48 +714,56 @@ def create_app(
             raise HTTPException(status, str(exc)) from None
         return {"table": t.name, "player": session.name, "cashed_out": amount}
 
+    def viewer(table: str, token: str | None, request: Request) -> Session | None:
+        """Who asks: the session of ``token`` (401, or 429 when throttled), None without."""
+        if not token:
+            return None
+        try:
+            return hub().session(table, token, _address(request))
+        except Refused as exc:
+            raise HTTPException(429 if exc.code == "throttled" else 401, str(exc)) from None
+
     @app.get("/api/tables/{name}/state")
     async def table_state(name: str, request: Request, token: str | None = None) -> dict[str, Any]:
         t = hub().table(name)
-        session = None
-        if token:
-            try:
-                session = hub().session(name, token, _address(request))
-            except Refused as exc:
-                raise HTTPException(429 if exc.code == "throttled" else 401, str(exc)) from None
-        return t.state(session)
+        return t.state(viewer(name, token, request))
 
     @app.get("/api/tables/{name}/history")
-    async def history(name: str, limit: int = 50) -> list[dict[str, Any]]:
+    async def history(
+        name: str, request: Request, limit: int = 50, token: str | None = None
+    ) -> list[dict[str, Any]]:
         hub().table(name)
-        return await asyncio.to_thread(
+        who = viewer(name, token, request)
+        found = await asyncio.to_thread(
             list_rounds, hub().store, table=name, limit=max(1, min(limit, 500))
         )
+        if who is not None and who.role == "supervisor":
+            return found
+        return [own(r, who.name if who else None) for r in found]
 
     @app.get("/api/rounds/{rid}")
-    async def round_doc(rid: int) -> dict[str, Any]:
+    async def round_doc(rid: int, request: Request, token: str | None = None) -> dict[str, Any]:
         if not 0 < rid < 2**63:  # the store's ids are 64-bit integers
             raise HTTPException(404, f"no round {rid}")
         try:
             doc = await asyncio.to_thread(replay_document, hub().store, rid)
         except PontoonError as exc:
             raise HTTPException(404, str(exc)) from None
+        table = doc["round"]["table"]
+        who = viewer(table, token, request) if table in hub().tables else None
         if doc["round"]["status"] == "open":
             raise HTTPException(409, "the round is still being played")
         for e in doc["events"]:
             if e.get("kind") in HIDDEN and e.get("kind") == "burn":
                 e.pop("card", None)  # a burnt card stays face down
             e.pop("hash", None)
-        return doc
+        if who is not None and who.role == "supervisor":
+            return doc
+        return masked(doc, who.name if who else None)
 
     @app.get("/api/tables/{name}/chart")
     async def chart(name: str) -> dict[str, Any]:
-        t = hub().table(name)
-        key = t.rules.name + str(sorted(t.rules.to_dict().items()))
-        if key not in hub().charts:
-            hub().charts[key] = await asyncio.to_thread(_chart, t)
-        result: dict[str, Any] = hub().charts[key]
-        return result
+        return await hub().charts.get(hub().table(name).rules)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Any, exc: RequestValidationError) -> Response:
@@ -723,6 +792,7 @@ def create_app(
             await websocket.send_json(_error(exc))
             await websocket.close(code=4429 if exc.code == "throttled" else 4401)
             return
+        hub().admit(t, session)
         client = _Socket(websocket, session, t.disconnected)
         t.clients.add(client)
         # a reconnecting client gets the current state
@@ -735,13 +805,13 @@ def create_app(
                 text = incoming.get("text")
                 if text is None:
                     text = incoming.get("bytes") or b""
-                try:
-                    reply = await hub().handle(t, client, text)
-                except BadMessage as exc:
-                    reply = _error(exc)
+                reply = await hub().handle(t, client, text)
                 client.post(reply)  # nothing, when a leave elsewhere closed the socket
-                if reply.get("refresh"):
+                wait = reply.pop("refresh", None)
+                if wait == 0:
                     client.post_state(t.state_text(session), last=True)
+                elif wait is not None:  # past the limit: one state when it allows
+                    client.post_later(wait, lambda: t.state_text(session))
                 if session.closed:  # left: this token opens nothing any more
                     client.close(1000 if reply["type"] == "ok" else 4401)
         except WebSocketDisconnect:

@@ -10,7 +10,9 @@ from typing import Any
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
+from pontoon.store.cli import shoe_key_option
 
+from .limits import Limits, head_timeout
 from .table import TableConfig
 
 DEFAULT_DB = "sqlite:///pontoon.db"
@@ -52,6 +54,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="read the supervisor's token from the first line of PATH (mode 0600 or stricter)",
     )
+    shoe_key_option(p)
     p.add_argument(
         "--allowed-host",
         action="append",
@@ -64,6 +67,27 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--api-docs",
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",
+    )
+    p.add_argument(
+        "--joins-per-address",
+        type=int,
+        default=Limits.joins_per_address,
+        metavar="N",
+        help=f"open sessions made from one address at one table ({Limits.joins_per_address})",
+    )
+    p.add_argument(
+        "--players-per-table",
+        type=int,
+        default=Limits.players_per_table,
+        metavar="N",
+        help=f"open sessions at one table ({Limits.players_per_table})",
+    )
+    p.add_argument(
+        "--header-seconds",
+        type=float,
+        default=Limits.header_seconds,
+        metavar="S",
+        help=f"close a connection whose request head takes longer ({Limits.header_seconds:g})",
     )
 
 
@@ -102,6 +126,25 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise InputError(msg)
     if args.bankroll < 0:
         raise InputError(f"serve: --bankroll must be 0 or more cents, not {args.bankroll}")
+    for option in ("joins_per_address", "players_per_table"):
+        value = getattr(args, option, 1)
+        if not 1 <= value <= 100_000:
+            flag = "--" + option.replace("_", "-")
+            raise InputError(f"serve: {flag} must be 1 to 100000, not {value}")
+    seconds = getattr(args, "header_seconds", Limits.header_seconds)
+    if not 0 < seconds <= 3600:
+        raise InputError(
+            f"serve: --header-seconds must be more than 0 and at most 3600, not {seconds}"
+        )
+
+
+def limits(args: argparse.Namespace) -> Limits:
+    """The limits the options set (the rest as :class:`Limits` has them)."""
+    return Limits(
+        joins_per_address=getattr(args, "joins_per_address", Limits.joins_per_address),
+        players_per_table=getattr(args, "players_per_table", Limits.players_per_table),
+        header_seconds=getattr(args, "header_seconds", Limits.header_seconds),
+    )
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -169,20 +212,28 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
+    from pontoon.store.secret import load_keys
+
     _check_numbers(args)
     token, given = supervisor_token(args)
     configs = table_configs(args)
+    keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
     docs = bool(getattr(args, "api_docs", False))
-    app = create_app(_url(args.db), configs, token, docs, allowed_hosts(args))
+    limit = limits(args)
+    hosts = allowed_hosts(args)
+    app = create_app(_url(args.db), configs, token, docs, hosts, limit, shoe_keys=keys)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
     if not given:
         print(f"supervisor token: {token}", file=sys.stderr, flush=True)
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
     config: Any = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
+        http=head_timeout(AutoHTTPProtocol, limit.header_seconds),
         log_level="warning",
         ws_max_size=65536,
         ws_per_message_deflate=bool(getattr(args, "deflate", False)),

@@ -32,6 +32,7 @@ from pontoon.store.show import event_text
 from pontoon.vocab import INSURANCE_ACTIONS, Phase, Role, TurnKind, action_of
 from pontoon.vocab import Procedure as Kind
 
+from .limits import Bucket
 from .protocol import Act, Bet, Procedure
 
 HIDDEN = ("hole", "burn")
@@ -76,6 +77,8 @@ class Session:
     seen: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
     digest: str = ""  # the token's SHA-256, as the store keeps it (players only)
     closed: bool = False  # the player left (or the session expired): the token opens nothing
+    address: str | None = None  # where it was made from (a session made before a restart: None)
+    rate: Bucket | None = None  # its ``state`` requests (the limits)
 
 
 class Client(Protocol):
@@ -402,9 +405,7 @@ class Table:
         if self.deadline is not None:
             deadline = max(0, int((self.deadline - time.monotonic()) * 1000))
         connected = {c.session.name for c in self.clients}
-        players = {
-            n: {"balance": self.balance(n), "connected": n in connected} for n in sorted(self.names)
-        }
+        players = {n: {"connected": n in connected} for n in sorted(self.names)}
         return {"deadline_ms": deadline, "players": players}
 
     def _common_text(self) -> str:
@@ -419,11 +420,15 @@ class Table:
                 {"action": m.action, "box": m.box, "hand": m.hand, "follow": m.follow}
                 for m in self.mine(self._shared()[1], me)
             ]
-        return {
+        out: dict[str, Any] = {
             "you": session.name if session else None,
             "role": session.role if session else "watcher",
             "legal": legal,
+            "balance": self.balance(me) if me is not None else None,  # yours alone
         }
+        if session is not None and session.role == Role.SUPERVISOR:
+            out["balances"] = {n: self.balance(n) for n in sorted(self.names)}
+        return out
 
     # ------------------------------------------------------------------ acting
     def _money_check(self, name: str, need: int) -> None:

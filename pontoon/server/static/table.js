@@ -109,7 +109,8 @@ function connect(t, tok) {
   };
   ws.onclose = (ev) => {
     if (token !== tok) return;  // left the table, or another session took over
-    if (ev.code === 4401 || ev.code === 4429) { token = null; ws = null; watch(); return; }
+    // refused, throttled, or replaced by a newer socket of the session (4409): no reconnecting
+    if ([4401, 4409, 4429].includes(ev.code)) { token = null; ws = null; watch(); return; }
     setTimeout(() => { if (table === t && token === tok) connect(t, tok); }, 1000);
   };
   loadHistory();
@@ -248,7 +249,10 @@ function render() {
   const pl = $("players");
   pl.innerHTML = "";
   for (const [p, info] of Object.entries(s.players)) {
-    pl.append(el("li", "", `${p}: ${money(info.balance)}${info.connected ? "" : " (away)"}`));
+    // a balance is shown to its player alone (and to the supervisor): others see names
+    const cents = p === s.you ? s.balance : (s.balances || {})[p];
+    const bal = cents == null ? "" : `: ${money(cents)}`;
+    pl.append(el("li", "", `${p}${bal}${info.connected ? "" : " (away)"}`));
   }
   const log = $("log");
   log.innerHTML = "";
@@ -324,9 +328,11 @@ document.addEventListener("keydown", (ev) => {
 });
 
 // ------------------------------------------------------------------ history and replay
+// with the token, the player's own name is shown in them; a watcher's names no one
+const asMe = (sep) => (token ? `${sep}token=${encodeURIComponent(token)}` : "");
 async function loadHistory() {
   if (!table) return;
-  const items = await (await fetch(`/api/tables/${table}/history?limit=20`)).json();
+  const items = await (await fetch(`/api/tables/${table}/history?limit=20${asMe("&")}`)).json();
   const ul = $("history");
   ul.innerHTML = "";
   for (const r of items) {
@@ -339,7 +345,7 @@ async function loadHistory() {
 }
 let replayDoc = null, replayAt = 0;
 async function openReplay(id) {
-  const r = await fetch(`/api/rounds/${id}`);
+  const r = await fetch(`/api/rounds/${id}${asMe("?")}`);
   if (!r.ok) return;
   replayDoc = await r.json();
   replayDoc.events = replayDoc.events.filter((e) => !["stake", "rules", "discard"].includes(e.kind));
