@@ -73,7 +73,7 @@ class RuleSet:
     super_bonus_others: int = _knob("11.2", "paid to every other player with a wager")
     # Drawing (section 14)
     must_draw_below: int = _knob(
-        "14.1(d)", "a hard total below this must draw (0: none)", lo=0, hi=22
+        "14.1(d)", "a point total (the best count) below this must draw (0: none)", lo=0, hi=22
     )
     # Surrender and insurance (sections 9, 10)
     surrender: str = _knob(
