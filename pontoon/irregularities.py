@@ -33,6 +33,7 @@ kind                        Pontoon        Blackjack 1996  what happens
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -113,7 +114,9 @@ def _refuse(op: Irregularity, rule: str, reason: str) -> IllegalAction:
 
 
 def check(rnd: DealerSteps, op: Irregularity) -> None:
-    """Raise :class:`IllegalAction` naming the rule unless ``op`` may be applied now."""
+    """Raise :class:`IllegalAction` naming the rule unless ``op`` may be applied now: who
+    applies it, when, on which box — the conditions every procedure shares — then the
+    procedure's own (:data:`_CHECKS`)."""
     rule = rule_of(rnd, op)
     supervisor_only = PROCEDURES[op.kind][rnd.rules.rule_book][1]
     if op.by not in ROLES:
@@ -122,68 +125,77 @@ def check(rnd: DealerSteps, op: Irregularity) -> None:
         raise _refuse(op, rule, "a supervisor applies this procedure")
     if rnd.phase == Phase.BETTING:
         raise _refuse(op, rule, "the cards have not been dealt")
-    in_play = rnd.phase in (Phase.PLAYING, Phase.INSURANCE)
     box = rnd.boxes.get(op.box) if op.box is not None else None
     if op.box is not None and box is None:
         raise _refuse(op, rule, "the box holds no wager")
-    kind = op.kind
-    in_play_only = (P.DRAWN_UNEXPOSED, P.RECONSTRUCT, P.VOID, P.ABSENT, P.EXPOSED_CARD)
-    if (kind in in_play_only or kind == P.DEALER_FIRST_CARD_OMITTED) and not in_play:
+    if op.kind in IN_PLAY_ONLY and rnd.phase not in (Phase.PLAYING, Phase.INSURANCE):
         raise _refuse(op, rule, "the round is over")
-    if rnd.choosing and kind != P.DAMAGED:
+    if rnd.choosing and op.kind != P.DAMAGED:
         raise _refuse(op, "15.5", "the seated players first choose to void or complete")
-    if kind == P.EXPOSED_TO_DEALER and rnd.rules.rule_book == "pontoon":
-        if rnd.phase != Phase.OVER and not rnd.reconstructed:
-            raise _refuse(op, rule, "only once the dealer's hand is completed")
-    elif kind == P.EXPOSED_CARD:
-        if rnd.exposed is not None:
-            raise _refuse(op, rule, "an exposed card is already being offered")
-        if rnd.phase != Phase.PLAYING or rnd.current() is None:
-            raise _refuse(op, rule, "no hand is in play to be offered the card")
-    elif kind == P.RECONSTRUCT and rnd.rules.rule_book == "blackjack" and box is not None:
-        if any(h.acted for h in box.hands):
-            raise _refuse(op, rule, "a decision has been made on the hand: it is void instead")
-    elif kind == P.VOID:
-        if box is not None and op.hand is not None and not 0 <= op.hand < len(box.hands):
-            raise _refuse(op, rule, f"box {box.number} has no hand {op.hand}")
-    elif kind == P.ABSENT:
-        cur = rnd.current()
-        if cur is None or rnd.follow_ups is not None or (box is not None and cur[0] is not box):
-            raise _refuse(op, rule, "only the box in turn can be drawn for an absent player")
-    elif kind == P.SHOE_EXHAUSTED:
-        if not isinstance(rnd.source, ScriptedCards):
-            raise _refuse(op, rule, "a real shoe shuffles the discard rack itself when it runs out")
-    elif kind == P.DAMAGED:
-        try:
-            card = Card.parse(op.card or "")
-        except InputError:
-            raise _refuse(op, rule, f"name the damaged card, not {op.card!r}") from None
-        if card not in deck(rnd.rules.deck):
-            raise _refuse(op, rule, f"a {rnd.rules.deck} deck has no {card.code}")
-    elif kind == P.MISSED_RESHUFFLE:
-        if isinstance(rnd.source, Shoe) and not rnd.source.cut_reached:
-            raise _refuse(op, rule, "the cutting card has not come out")
-    elif kind == P.MISSED_INSURANCE:
-        _check_missed_insurance(rnd, op, box, rule)
-    elif kind == P.MISSED_SURRENDER:
-        if box is None:
-            raise _refuse(op, rule, "name the box")
-        hand = box.hands[0]
-        if len(rnd.dealer) != 1 or rnd.hole is not None:
-            raise _refuse(op, rule, "noticed after the dealer's second card")
-        if (
-            len(box.hands) != 1
-            or len(hand.cards) != 2
-            or hand.state not in (HandState.OPEN, HandState.STOOD)
-        ):
-            raise _refuse(op, rule, "noticed after further cards were dealt to the hand")
-        up = rnd.dealer[0]
-        if rnd.rules.surrender == "none" or (
-            rnd.rules.surrender == "void-on-pontoon" and not (up.is_ace or up.value == 10)
-        ):
-            raise _refuse(op, "9.3", "no surrender was due to be offered")
-    elif kind == P.DEALER_FIRST_CARD_OMITTED and not rnd.dealer_card_omitted:
-        raise _refuse(op, rule, "the dealer's first card was dealt")
+    own = _CHECKS.get(P(op.kind))
+    if own is not None:
+        own(rnd, op, box, rule)
+
+
+# procedures applied only while the round is in play
+IN_PLAY_ONLY: Final = (
+    P.DRAWN_UNEXPOSED,
+    P.RECONSTRUCT,
+    P.VOID,
+    P.ABSENT,
+    P.EXPOSED_CARD,
+    P.DEALER_FIRST_CARD_OMITTED,
+)
+Check = Callable[[DealerSteps, Irregularity, Box | None, str], None]
+
+
+def _check_exposed_to_dealer(
+    rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str
+) -> None:
+    if rnd.rules.rule_book == "pontoon" and rnd.phase != Phase.OVER and not rnd.reconstructed:
+        raise _refuse(op, rule, "only once the dealer's hand is completed")
+
+
+def _check_exposed_card(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if rnd.exposed is not None:
+        raise _refuse(op, rule, "an exposed card is already being offered")
+    if rnd.phase != Phase.PLAYING or rnd.current() is None:
+        raise _refuse(op, rule, "no hand is in play to be offered the card")
+
+
+def _check_reconstruct(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if rnd.rules.rule_book == "blackjack" and box is not None and any(h.acted for h in box.hands):
+        raise _refuse(op, rule, "a decision has been made on the hand: it is void instead")
+
+
+def _check_void(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if box is not None and op.hand is not None and not 0 <= op.hand < len(box.hands):
+        raise _refuse(op, rule, f"box {box.number} has no hand {op.hand}")
+
+
+def _check_absent(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    cur = rnd.current()
+    if cur is None or rnd.follow_ups is not None or (box is not None and cur[0] is not box):
+        raise _refuse(op, rule, "only the box in turn can be drawn for an absent player")
+
+
+def _check_shoe_exhausted(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if not isinstance(rnd.source, ScriptedCards):
+        raise _refuse(op, rule, "a real shoe shuffles the discard rack itself when it runs out")
+
+
+def _check_damaged(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    try:
+        card = Card.parse(op.card or "")
+    except InputError:
+        raise _refuse(op, rule, f"name the damaged card, not {op.card!r}") from None
+    if card not in deck(rnd.rules.deck):
+        raise _refuse(op, rule, f"a {rnd.rules.deck} deck has no {card.code}")
+
+
+def _check_missed_reshuffle(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if isinstance(rnd.source, Shoe) and not rnd.source.cut_reached:
+        raise _refuse(op, rule, "the cutting card has not come out")
 
 
 def _check_missed_insurance(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
@@ -197,21 +209,54 @@ def _check_missed_insurance(rnd: DealerSteps, op: Irregularity, box: Box | None,
         raise _refuse(op, rule, f"{op.player} has already decided on insurance")
 
 
+def _check_missed_surrender(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if box is None:
+        raise _refuse(op, rule, "name the box")
+    hand = box.hands[0]
+    if len(rnd.dealer) != 1 or rnd.hole is not None:
+        raise _refuse(op, rule, "noticed after the dealer's second card")
+    if (
+        len(box.hands) != 1
+        or len(hand.cards) != 2
+        or hand.state not in (HandState.OPEN, HandState.STOOD)
+    ):
+        raise _refuse(op, rule, "noticed after further cards were dealt to the hand")
+    up = rnd.dealer[0]
+    if rnd.rules.surrender == "none" or (
+        rnd.rules.surrender == "void-on-pontoon" and not (up.is_ace or up.value == 10)
+    ):
+        raise _refuse(op, "9.3", "no surrender was due to be offered")
+
+
+def _check_dealer_omitted(rnd: DealerSteps, op: Irregularity, box: Box | None, rule: str) -> None:
+    if not rnd.dealer_card_omitted:
+        raise _refuse(op, rule, "the dealer's first card was dealt")
+
+
+# each procedure's own conditions (the others have none beyond the shared ones)
+_CHECKS: Final[dict[Procedure, Check]] = {
+    P.EXPOSED_TO_DEALER: _check_exposed_to_dealer,
+    P.EXPOSED_CARD: _check_exposed_card,
+    P.RECONSTRUCT: _check_reconstruct,
+    P.VOID: _check_void,
+    P.ABSENT: _check_absent,
+    P.SHOE_EXHAUSTED: _check_shoe_exhausted,
+    P.DAMAGED: _check_damaged,
+    P.MISSED_RESHUFFLE: _check_missed_reshuffle,
+    P.MISSED_INSURANCE: _check_missed_insurance,
+    P.MISSED_SURRENDER: _check_missed_surrender,
+    P.DEALER_FIRST_CARD_OMITTED: _check_dealer_omitted,
+}
+
+
 def apply(rnd: DealerSteps, op: Irregularity) -> None:
     """Apply ``op``, which :func:`check` has allowed, to the round (through
-    :meth:`Round.apply_irregularity`, which undoes it should it fail part-way)."""
+    :meth:`Round.apply_irregularity`, which undoes it should it fail part-way): the card it
+    takes, if any (:data:`_CARDS`), its event, then what it does (:data:`_EFFECTS`)."""
     rule = rule_of(rnd, op)
-    kind = op.kind
-    card: Card | None = None
-    if kind in (P.FACE_UP_IN_SHOE, P.EXPOSED_TO_DEALER):
-        card = rnd.source.draw()
-        rnd.source.discard([card])
-    elif kind == P.EXPOSED_CARD:
-        card = rnd.source.draw()
-    elif kind == P.DAMAGED:
-        card = Card.parse(op.card or "")
-    elif kind == P.DEALER_FIRST_CARD_OMITTED and _untouched(rnd):
-        card = rnd.source.draw()  # the reconstructed deal needs one more card
+    kind = P(op.kind)
+    take = _CARDS.get(kind)
+    card = take(rnd, op) if take is not None else None
     rnd.emit(
         EventKind.IRREGULARITY,
         box=op.box,
@@ -222,32 +267,59 @@ def apply(rnd: DealerSteps, op: Irregularity) -> None:
         rule=rule,
         by=op.by,
     )
-    if kind == P.EXPOSED_CARD:
-        rnd.exposed = card
-    elif kind == P.RECONSTRUCT:
-        rnd.reconstructed = True
-    elif kind == P.VOID:
-        _void(rnd, op, rule)
-    elif kind == P.ABSENT:
-        _absent(rnd, rule)
-    elif kind == P.SHOE_EXHAUSTED:
-        rnd.source.shuffle(rule)
-    elif kind == P.DAMAGED:
-        assert card is not None
-        rnd.damaged.append(card)
-    elif kind in (P.MISSED_RESHUFFLE, P.MISSING_CUTTING_CARD):
-        rnd.shuffle_after = rule
-    elif kind == P.MISSED_SURRENDER:
-        rnd.boxes[op.box or 0].surrender_offered_late = True
-    elif kind == P.DEALER_FIRST_CARD_OMITTED:
-        _dealer_omitted(rnd, card)
+    effect = _EFFECTS.get(kind)
+    if effect is not None:
+        effect(rnd, op, rule, card)
     if rnd.over and rnd.damaged:  # noticed after the round: replaced at once
         for c in rnd.damaged:
             rnd.emit(EventKind.REPLACE, card=c.code, rule=rule)
         rnd.damaged = []
 
 
-def _void(rnd: DealerSteps, op: Irregularity, rule: str) -> None:
+def _to_discards(rnd: DealerSteps, op: Irregularity) -> Card | None:
+    card = rnd.source.draw()
+    rnd.source.discard([card])
+    return card
+
+
+def _omitted_card(rnd: DealerSteps, op: Irregularity) -> Card | None:
+    return rnd.source.draw() if _untouched(rnd) else None  # the reconstructed deal's card
+
+
+# the card a procedure takes: out of the shoe (recorded in its event, for replay), or named
+_CARDS: Final[dict[Procedure, Callable[[DealerSteps, Irregularity], Card | None]]] = {
+    P.FACE_UP_IN_SHOE: _to_discards,
+    P.EXPOSED_TO_DEALER: _to_discards,
+    P.EXPOSED_CARD: lambda rnd, op: rnd.source.draw(),
+    P.DAMAGED: lambda rnd, op: Card.parse(op.card or ""),
+    P.DEALER_FIRST_CARD_OMITTED: _omitted_card,
+}
+
+Effect = Callable[[DealerSteps, Irregularity, str, Card | None], None]
+
+
+def _expose(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    rnd.exposed = card
+
+
+def _reconstructed(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    rnd.reconstructed = True
+
+
+def _damaged(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    assert card is not None
+    rnd.damaged.append(card)
+
+
+def _reshuffle_after(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    rnd.shuffle_after = rule
+
+
+def _late_surrender(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    rnd.boxes[op.box or 0].surrender_offered_late = True
+
+
+def _void(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
     """16.5: the whole round void, or the hand(s) of one box; hands dealt after the error
     stand as dealt. A void wager returns exactly its stake, even one already settled."""
     if op.box is None:
@@ -260,7 +332,7 @@ def _void(rnd: DealerSteps, op: Irregularity, rule: str) -> None:
     rnd.resume()
 
 
-def _absent(rnd: DealerSteps, rule: str) -> None:
+def _absent(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
     """16.6: cards are dealt to an absent player's hands until each totals 12 or more
     (15.9: while the hard total is 11 or less); then the hand stands."""
     cur = rnd.current()
@@ -292,7 +364,7 @@ def _untouched(rnd: DealerSteps) -> bool:
     ) and all(len(b.hands) == 1 for b in rnd.order)
 
 
-def _dealer_omitted(rnd: DealerSteps, extra: Card | None) -> None:
+def _dealer_omitted(rnd: DealerSteps, op: Irregularity, rule: str, extra: Card | None) -> None:
     """15.5: before any decision the hands are reconstructed as they should have been dealt;
     after one, each seated player chooses to void or complete the hand, and an ace and a ten
     the dealer then deals himself or herself count 21 but not blackjack."""
@@ -316,3 +388,18 @@ def _dealer_omitted(rnd: DealerSteps, extra: Card | None) -> None:
         rnd.settle_sevens(box, final=False)
     rnd.interim_settlement()
     rnd.advance()
+
+
+# what a procedure does once recorded (16.2 and 16.11 only record: the event is the effect)
+_EFFECTS: Final[dict[Procedure, Effect]] = {
+    P.EXPOSED_CARD: _expose,
+    P.RECONSTRUCT: _reconstructed,
+    P.VOID: _void,
+    P.ABSENT: _absent,
+    P.SHOE_EXHAUSTED: lambda rnd, op, rule, card: rnd.source.shuffle(rule),
+    P.DAMAGED: _damaged,
+    P.MISSED_RESHUFFLE: _reshuffle_after,
+    P.MISSING_CUTTING_CARD: _reshuffle_after,
+    P.MISSED_SURRENDER: _late_surrender,
+    P.DEALER_FIRST_CARD_OMITTED: _dealer_omitted,
+}
