@@ -54,6 +54,10 @@ def test_hand_calculator(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["best"] == "hit"  # 15 against a king, no hole card
     code, out, _ = run(["analyze", "--hand", "8S,8D", "--dealer", "6"], capsys)
     assert code == 0 and "split" in out
+    # 9.3: surrender only on the first two cards; a hand of three has acted (and, doubling on
+    # any two cards only, no double either)
+    code, out, _ = run(["analyze", "--hand", "7S,5D,2C", "--dealer", "K", "--json"], capsys)
+    assert code == 0 and set(json.loads(out)["actions"]) == {"stand", "hit"}
 
 
 @pytest.mark.parametrize(

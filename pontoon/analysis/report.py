@@ -299,9 +299,7 @@ def hand_values(
         i = game.comps.index[c]
         rows = game.rows(ctx)
         norm = 1.0 - rows.pn[i, up - 1] if game.peek else 1.0
-        legal = game.legal(ctx)[i, up - 1].copy()
-        if len(values) > 2:
-            legal[SURRENDER] = False
+        legal = game.legal(ctx)[i, up - 1]  # (a hand of three cards has acted: no surrender)
         out: dict[str, float] = {}
         note = f"each action followed by {follow}"
         if len(values) == 2 and {values[0], values[1]} == {1, 10}:
