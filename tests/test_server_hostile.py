@@ -28,11 +28,11 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-import pontoon.server.app as server_app
+import pontoon.server.outbox as outbox
 from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.app import create_app
-from pontoon.server.limits import Limits
+from pontoon.server.limits import Limits, Throttle
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
 from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
@@ -202,7 +202,7 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
 ) -> None:
     """One client reads nothing while the others join, bet and act: every acknowledgement
     comes within 100 ms, and the deaf client is disconnected (it fell behind)."""
-    monkeypatch.setattr(server_app, "SEND_SECONDS", 1.0, raising=False)
+    monkeypatch.setattr(outbox, "SEND_SECONDS", 1.0)
     rules = load_rules("nz-pontoon").replace(table_max=1_000_000)
     config = TableConfig("kauri", rules, 600.0, 600.0, 1_000_000, stacked(ONE_BOX))
     many = Limits(joins_per_address=300, players_per_table=300)
@@ -263,7 +263,7 @@ def test_a_client_that_pipelines_without_reading_is_disconnected(
 ) -> None:
     """3,000 ``state`` requests sent without reading a reply: once more than ``OUTBOX``
     messages wait for it, the client is cut off; the table goes on."""
-    monkeypatch.setattr(server_app, "SEND_SECONDS", 60.0, raising=False)  # the bound, not time
+    monkeypatch.setattr(outbox, "SEND_SECONDS", 60.0)  # the bound, not time
     with serve() as srv:
         ana, sloth = srv.join("kauri", "ana"), srv.join("kauri", "sloth")
         deaf = _deaf(srv.host, f"/ws/kauri?token={sloth}")
@@ -277,9 +277,7 @@ def test_a_client_that_pipelines_without_reading_is_disconnected(
             while srv.http.get("/api/tables/kauri/state").json()["players"]["sloth"]["connected"]:
                 assert time.monotonic() < deadline, "the client is still connected"
                 time.sleep(0.05)
-            assert (
-                f"sloth at table kauri disconnected: more than {server_app.OUTBOX}" in caplog.text
-            )
+            assert f"sloth at table kauri disconnected: more than {outbox.OUTBOX}" in caplog.text
             with srv.ws("kauri", ana) as ws:
                 t0 = time.monotonic()
                 ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": "b"}))
@@ -547,7 +545,7 @@ def test_guessing_the_supervisor_token_is_throttled_and_logged(
 
 def test_the_throttle_counts_per_address_within_its_window() -> None:
     now = [0.0]
-    throttle = server_app.Throttle(limit=3, window=60.0, addresses=100, clock=lambda: now[0])
+    throttle = Throttle(limit=3, window=60.0, addresses=100, clock=lambda: now[0])
     for _ in range(2):
         assert not throttle.fail("10.0.0.1")
     assert throttle.fail("10.0.0.1") and throttle.blocked("10.0.0.1")

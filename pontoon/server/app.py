@@ -6,31 +6,29 @@ HTTP: ``GET /api/tables`` · ``POST /api/tables/{table}/join`` ``{"name"}`` → 
 ``GET /api/rounds/{id}`` (a recorded round's events, for the replay) ·
 ``GET /api/tables/{table}/chart`` (the optimal basic strategy, for the hint).
 WebSocket: ``/ws/{table}?token=TOKEN``; the messages are in :mod:`pontoon.server.protocol`.
+
+Each socket's sending is :mod:`pontoon.server.outbox`'s; the web's defences are
+:mod:`pontoon.server.web`'s, the limits :mod:`pontoon.server.limits`'s, who sees what in a
+record :mod:`pontoon.server.privacy`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import itertools
 import json
 import logging
 import secrets
-import socket
-import struct
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from pontoon.errors import PontoonError
 from pontoon.rules import RuleSet, rules_json
@@ -40,6 +38,7 @@ from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
 
 from .limits import Bucket, Limits, Throttle
+from .outbox import Outbox
 from .privacy import masked, own
 from .protocol import (
     Act,
@@ -55,167 +54,16 @@ from .protocol import (
     parse,
 )
 from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
+from .web import Headers, Hosts, same_origin
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
-OUTBOX = 64  # messages waiting for one client: more, and it is disconnected (falls behind)
-SEND_SECONDS = 10.0  # a message its socket does not take within this: disconnected
-CLOSE_BEHIND = 1008  # the close code of a client disconnected for falling behind
 UNKNOWN = "unknown session token for this table"
 THROTTLED = "too many failed authentications from this address: try again later"
 CLOSE_REPLACED = 4409  # a socket closed because its session opened one too many
 
 
 log = logging.getLogger(__name__)
-_OPENED = itertools.count()
-
-
-class _Socket:
-    """One WebSocket client and its own writer task, which alone sends on the socket.
-
-    What is to be sent is queued, never awaited by whoever queues it: the direct replies in
-    order, and at most one pending state (a newer state replaces a state not sent yet; it goes
-    out where the older one would have, so it still comes before the replies queued after
-    it). A client that falls behind — more than :data:`OUTBOX` messages waiting, or one
-    message not taken by its socket within :data:`SEND_SECONDS` — is disconnected."""
-
-    def __init__(self, ws: WebSocket, session: Session, gone: Callable[[Client], None]) -> None:
-        self.ws = ws
-        self.session = session
-        self.closed = False  # by the server: nothing is queued after it
-        self.dropped = False  # disconnected for falling behind
-        self._gone = gone  # told when the client is dropped (the table forgets it)
-        self._queue: deque[str | None] = deque()  # a text, or None: the pending state
-        self._state = ""  # the newest state, sent where the None stands in the queue
-        self._states = 0  # how many None are queued: one, and one after each answer to "state"
-        self._code: int | None = None  # the close code, once every message is sent
-        self._later: asyncio.TimerHandle | None = None  # a state to queue later (post_later)
-        self._wake = asyncio.Event()
-        self._task = asyncio.get_running_loop().create_task(self._write())
-        self.opened = next(_OPENED)  # (the oldest of a session's sockets is closed first)
-
-    def post_state(self, text: str, last: bool = False) -> None:
-        """Queue a state. ``last``: after every message queued so far (the answer to a
-        ``state`` request); else where a state not sent yet already waits, if one does."""
-        if self.closed:
-            return
-        self._state = text
-        if self._states and (not last or self._queue[-1] is None):
-            return
-        self._push(None)
-
-    def post_later(self, delay: float, state: Callable[[], str]) -> None:
-        """Queue the state ``state()`` makes in ``delay`` seconds, after every message
-        queued by then (the answer to ``state`` requests past their limit: however many
-        wait, one state)."""
-        if self._later is None and not self.closed:
-
-            def fire() -> None:
-                self._later = None
-                self.post_state(state(), last=True)
-
-            self._later = asyncio.get_running_loop().call_later(delay, fire)
-
-    def post(self, message: dict[str, Any]) -> None:
-        if not self.closed:
-            self._push(json.dumps(message, separators=(",", ":")))
-
-    def close(self, code: int, message: dict[str, Any] | None = None) -> None:
-        """Send ``message`` if any, then close the socket with ``code``; only once."""
-        if self.closed:
-            return
-        if message is not None:
-            self.post(message)
-        self.closed = True
-        self._code = code
-        self._wake.set()
-
-    def _push(self, item: str | None) -> None:
-        if len(self._queue) >= OUTBOX:
-            self.drop(f"more than {OUTBOX} messages waiting")
-            return
-        self._queue.append(item)
-        if item is None:
-            self._states += 1
-        self._wake.set()
-
-    def drop(self, why: str) -> None:
-        """Disconnect a client that falls behind: nothing more is queued or sent to it, the
-        table forgets it, and its connection is cut (it may not be reading at all)."""
-        if self.dropped:
-            return
-        log.warning(
-            "client of %s at table %s disconnected: %s", self.session.name, self.session.table, why
-        )
-        self.dropped = self.closed = True
-        self._queue.clear()
-        self._states = 0
-        self._gone(self)
-        abort = _abort_of(self.ws)
-        if abort is not None:
-            abort()  # a close frame would wait behind the data it does not read
-        self._code = CLOSE_BEHIND
-        self._wake.set()
-
-    async def _write(self) -> None:
-        try:
-            while True:
-                while not self._queue:
-                    if self._code is not None:
-                        if not (self.dropped and _abort_of(self.ws) is not None):
-                            async with asyncio.timeout(SEND_SECONDS):
-                                await self.ws.close(code=self._code)
-                        return
-                    self._wake.clear()
-                    await self._wake.wait()
-                item = self._queue.popleft()
-                if item is None:
-                    self._states -= 1
-                    item = self._state
-                async with asyncio.timeout(SEND_SECONDS):
-                    await self.ws.send_text(item)
-        except TimeoutError:
-            self.drop(f"a message not taken by its socket within {SEND_SECONDS:g} s")
-        except Exception:  # the connection is gone: its handler sees it end
-            self.closed = True
-            self._queue.clear()
-            self._states = 0
-
-    async def finish(self) -> None:
-        """The handler ends: what a close queued is sent first (within the time limit), else
-        the writer just stops (the peer is gone)."""
-        if self._later is not None:
-            self._later.cancel()
-        if self.closed and not self.dropped:
-            with suppress(TimeoutError):
-                async with asyncio.timeout(SEND_SECONDS):
-                    await asyncio.shield(self._task)
-        if not self._task.done():
-            self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
-
-
-def _abort_of(ws: WebSocket) -> Callable[[], None] | None:
-    """A function that cuts the connection off at once, or None where it cannot (a test
-    client): a connection whose peer reads nothing cannot be closed politely. It takes the
-    server transport (uvicorn's protocol object is the ``self`` of the raw ASGI ``send``,
-    which :class:`_Server` keeps in the scope), makes its socket linger 0 — the kernel
-    drops the unsent data and sends a reset, instead of keeping megabytes for a peer that
-    never reads — and aborts it."""
-    send = ws.scope.get("pontoon.send")
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    abort = getattr(transport, "abort", None)
-    if transport is None or not callable(abort):
-        return None
-
-    def cut() -> None:
-        sock = transport.get_extra_info("socket")
-        with suppress(Exception):  # (not a TCP socket: it is aborted all the same)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        abort()
-
-    return cut
 
 
 class Hub:
@@ -452,18 +300,6 @@ def _address(conn: Request | WebSocket) -> str:
     return conn.client.host if conn.client is not None else "?"
 
 
-def _same_origin(ws: WebSocket, hosts: list[str]) -> bool:
-    """Whether a WebSocket comes from this server's own page: a browser names the page's
-    site in ``Origin``, which must be the host the request was made to (or one of the
-    allowed hosts); a client that is not a browser sends none."""
-    origin = ws.headers.get("origin")
-    if origin is None:
-        return True
-    name = urlsplit(origin).hostname
-    host = urlsplit("//" + ws.headers.get("host", "")).hostname
-    return name is not None and (name == host or name in hosts)
-
-
 def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
     """Note the reply to the message ``mid`` applied for ``session`` (under the table's lock):
     the same id again is answered with it, as a duplicate, and not applied."""
@@ -473,64 +309,10 @@ def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
             session.seen.popitem(last=False)
 
 
-SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        b"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-    ),
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),  # a supervisor's address holds its token
-]
-
-
-class _Headers:
-    """ASGI middleware: the security headers on every HTTP answer (the page's script and
-    styles are files of its own origin: no inline script or style, no framing)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def sending(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                have = {k.lower() for k, _ in message.get("headers", [])}
-                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in have]
-                message = dict(message, headers=[*message.get("headers", []), *extra])
-            await send(message)
-
-        await self.app(scope, receive, sending)
-
-
-class _Hosts:
-    """ASGI middleware: only requests whose ``Host`` is one of ``hosts`` are answered (400;
-    a WebSocket is refused before its handshake, 403): DNS rebinding."""
-
-    def __init__(self, app: Any, hosts: list[str]) -> None:
-        self.app = app
-        self.hosts = hosts
-        self.http = TrustedHostMiddleware(app, allowed_hosts=hosts)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "websocket":
-            await self.http(scope, receive, send)
-            return
-        host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
-        if urlsplit("//" + host).hostname not in self.hosts:
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        await self.app(scope, receive, send)
-
-
 class _Server(FastAPI):
     """The application: a WebSocket's scope keeps the server's own ``send``
     (``pontoon.send``), taken before any middleware wraps it, so that a client that reads
-    nothing can be cut off (:func:`_abort_of`)."""
+    nothing can be cut off (:func:`abort_of`)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
@@ -648,8 +430,8 @@ def create_app(
     app = _Server(title="Pontoon table server", lifespan=lifespan, **docs)
     hosts = [h.lower() for h in allowed_hosts or ()]
     if hosts:
-        app.add_middleware(_Hosts, hosts=hosts)
-    app.add_middleware(_Headers)
+        app.add_middleware(Hosts, hosts=hosts)
+    app.add_middleware(Headers)
     app.state.supervisor_token = token
 
     def hub() -> Hub:
@@ -783,7 +565,7 @@ def create_app(
         await websocket.accept()
         t = hub().tables.get(name)
         try:
-            if not _same_origin(websocket, hosts):
+            if not same_origin(websocket, hosts):
                 raise Refused("a WebSocket from another site's page is refused", code="origin")
             if t is None:
                 raise Refused(f"no table {name!r}", code="table")
@@ -793,7 +575,7 @@ def create_app(
             await websocket.close(code=4429 if exc.code == "throttled" else 4401)
             return
         hub().admit(t, session)
-        client = _Socket(websocket, session, t.disconnected)
+        client = Outbox(websocket, session, t.disconnected)
         t.clients.add(client)
         # a reconnecting client gets the current state
         client.post_state(t.state_text(session))
