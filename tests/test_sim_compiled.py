@@ -28,9 +28,9 @@ def test_every_knob_is_compiled_or_cannot_change_a_simulated_round() -> None:
 def test_compiled_values_come_from_the_rule_set() -> None:
     r = load_rules("spanish-21", {"decks": "2", "penetration": "0.5", "natural_pays": "6:5"})
     p = C.compile_rules(r)
-    assert p[C.PACK] == 96 and p[C.BEHIND_CUT] == 48 and p[C.CARDS_PER_DECK] == 48
-    assert (p[C.NAT_NUM], p[C.NAT_DEN]) == (6, 5)
-    assert p[C.PEEK] == 1 and p[C.SURRENDER] == 1 and p[C.DOUBLE_ON] == 1 and p[C.RESCUE] == 1
+    assert p[C.BEHIND_CUT] == 48 and p[C.CARDS_PER_DECK] == 48
+    assert (p[C.ODDS + 2 * C.NATURAL], p[C.ODDS + 2 * C.NATURAL + 1]) == (6, 5)
+    assert p[C.PEEK] == 1 and p[C.SURRENDER] == 1 and p[C.RESCUE] == 1
     assert (p[C.ODDS + 2 * C.SEVEN], p[C.ODDS + 2 * C.SEVEN + 1]) == (3, 1)
 
 

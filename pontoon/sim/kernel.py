@@ -14,7 +14,10 @@ next (8.8), and a reshuffle of the discard rack when the shoe runs out mid-round
 Shuffles are Fisher-Yates from the front (:mod:`pontoon.sim.rng`): the places in front of the
 cutting card at once, the rest :data:`AHEAD` at a time when the deal reaches them.
 
-Everything is in this one module so that numba caches it as one unit (``cache=True``).
+Everything is in this one module so that numba caches it as one unit (``cache=True``). The
+indices of :mod:`pontoon.sim.compiled` are frozen into the cached machine code, and numba
+checks only this file for changes: whoever renumbers them must change this file too (its
+cache is then compiled again).
 """
 
 from __future__ import annotations
