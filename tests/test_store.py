@@ -25,6 +25,7 @@ from pontoon.store import chain
 from pontoon.store.db import ConflictError, Store, StoreError
 from pontoon.store.recorder import LedgerError, TableLog
 from pontoon.store.schema import HEAD
+from pontoon.store.secret import ShoeKeys
 from pontoon.store.session import TerminalRecorder
 from pontoon.store.verify import verify
 
@@ -349,10 +350,13 @@ def test_a_second_writer_on_the_same_table_is_refused(url: str) -> None:
 
 
 # ---------------------------------------------------------------------------- recovery
-def _crash_mid_round(url: str, seed: int, rules_name: str = "nz-pontoon") -> tuple[int, Round]:
-    """A terminal session that deals a round, commits, and 'dies'."""
+def _crash_mid_round(
+    url: str, seed: int, rules_name: str = "nz-pontoon", keys: ShoeKeys | None = None
+) -> tuple[int, Round]:
+    """A terminal session that deals a round, commits, and 'dies' (its shoe sealed with
+    ``keys``, by default the default key file's)."""
     rules = load_rules(rules_name)
-    rec = TerminalRecorder(url, "terminal", rules, "you")
+    rec = TerminalRecorder(url, "terminal", rules, "you", keys)
     try:
         rcv = rec.recover(100_000, seed)
         while True:

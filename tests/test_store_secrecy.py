@@ -24,7 +24,7 @@ from pontoon.store.secret import PREFIX, ShoeKeys, load_keys
 from pontoon.store.session import TerminalRecorder
 from pontoon.store.shoestate import restore, snapshot
 from pontoon.store.verify import verify
-from tests.test_store import cli
+from tests.test_store import _crash_mid_round, cli
 from tests.test_store import url as url  # the fixture: both back ends
 
 RULES = load_rules("nz-pontoon")
@@ -289,18 +289,7 @@ def test_serve_refuses_a_bad_key_file_before_it_listens(
 
 def test_a_deleted_shoe_row_voids_the_open_round_and_a_fresh_shoe_starts(url: str) -> None:
     """The last resort for a lost key (docs/store.md): the row deleted, the table goes on."""
-    keys = ShoeKeys([_key()])
-    rec = TerminalRecorder(url, "terminal", RULES, "you", keys)
-    rcv = rec.recover(100_000, 7)
-    while True:
-        rnd = Round(RULES, rcv.shoe)
-        rl = rec.start(rnd)
-        rnd.place_wager(1, "you", 2000)
-        rnd.deal()
-        rl.commit(rcv.shoe)
-        if not rnd.over:
-            break
-    rec.close()  # killed mid-round
+    _crash_mid_round(url, seed=7, keys=ShoeKeys([_key()]))
     with Store(url) as store, store.write() as conn:
         conn.execute(text("DELETE FROM shoe_states WHERE table_id = 'terminal'"))
     rec = TerminalRecorder(url, "terminal", RULES, "you", ShoeKeys([_key()]))
