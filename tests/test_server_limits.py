@@ -225,6 +225,8 @@ def test_serve_times_out_a_trickled_head(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(10)
     assert main(["serve", "--header-seconds", "0"]) == 2
+    assert main(["serve", "--joins-per-address", "0"]) == 2
+    assert main(["serve", "--players-per-table", "100001"]) == 2
 
 
 def test_a_cold_chart_is_computed_once_however_many_ask(

@@ -68,27 +68,23 @@ def add_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",
     )
-    p.add_argument(
-        "--joins-per-address",
-        type=int,
-        default=Limits.joins_per_address,
-        metavar="N",
-        help=f"open sessions made from one address at one table ({Limits.joins_per_address})",
-    )
-    p.add_argument(
-        "--players-per-table",
-        type=int,
-        default=Limits.players_per_table,
-        metavar="N",
-        help=f"open sessions at one table ({Limits.players_per_table})",
-    )
-    p.add_argument(
-        "--header-seconds",
-        type=float,
-        default=Limits.header_seconds,
-        metavar="S",
-        help=f"close a connection whose request head takes longer ({Limits.header_seconds:g})",
-    )
+    for field, kind, metavar, what, _ in LIMIT_OPTIONS:
+        default = getattr(Limits, field)
+        p.add_argument(
+            "--" + field.replace("_", "-"),
+            type=kind,
+            default=default,
+            metavar=metavar,
+            help=f"{what} ({default:g})",
+        )
+
+
+# the limits (pontoon.server.limits.Limits) set by options: field, type, metavar, help, highest
+LIMIT_OPTIONS: tuple[tuple[str, type, str, str, float], ...] = (
+    ("joins_per_address", int, "N", "open sessions made from one address at one table", 1e5),
+    ("players_per_table", int, "N", "open sessions at one table", 1e5),
+    ("header_seconds", float, "S", "close a connection whose request head takes longer", 3600),
+)
 
 
 def table_configs(args: argparse.Namespace) -> list[TableConfig]:
@@ -126,25 +122,18 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise InputError(msg)
     if args.bankroll < 0:
         raise InputError(f"serve: --bankroll must be 0 or more cents, not {args.bankroll}")
-    for option in ("joins_per_address", "players_per_table"):
-        value = getattr(args, option, 1)
-        if not 1 <= value <= 100_000:
-            flag = "--" + option.replace("_", "-")
-            raise InputError(f"serve: {flag} must be 1 to 100000, not {value}")
-    seconds = getattr(args, "header_seconds", Limits.header_seconds)
-    if not 0 < seconds <= 3600:
-        raise InputError(
-            f"serve: --header-seconds must be more than 0 and at most 3600, not {seconds}"
-        )
+    for field, kind, _, _, most in LIMIT_OPTIONS:
+        value = getattr(args, field, getattr(Limits, field))
+        if not 0 < value <= most:
+            flag = "--" + field.replace("_", "-")
+            span = f"1 to {most:g}" if kind is int else f"more than 0 and at most {most:g}"
+            raise InputError(f"serve: {flag} must be {span}, not {value}")
 
 
 def limits(args: argparse.Namespace) -> Limits:
     """The limits the options set (the rest as :class:`Limits` has them)."""
-    return Limits(
-        joins_per_address=getattr(args, "joins_per_address", Limits.joins_per_address),
-        players_per_table=getattr(args, "players_per_table", Limits.players_per_table),
-        header_seconds=getattr(args, "header_seconds", Limits.header_seconds),
-    )
+    given = {f: getattr(args, f, getattr(Limits, f)) for f, *_ in LIMIT_OPTIONS}
+    return Limits(**given)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
