@@ -147,7 +147,7 @@ class Hub:
         taken = f"{name!r} is already at table {table.name!r}"
         if any(s.name == name and s.table == table.name for s in self.sessions.values()):
             raise HTTPException(409, taken)
-        like = [n for n in table.names if look(n) == look(name)]
+        like = [n for n in table.names if n != name and look(n) == look(name)]
         if like:
             raise HTTPException(409, f"{name!r} is too like {like[0]!r}, at table {table.name!r}")
         limits = self.limits
@@ -588,8 +588,8 @@ def create_app(
                 if text is None:
                     text = incoming.get("bytes") or b""
                 reply = await hub().handle(t, client, text)
+                wait = reply.pop("refresh", None)  # the server's note, not the client's
                 client.post(reply)  # nothing, when a leave elsewhere closed the socket
-                wait = reply.pop("refresh", None)
                 if wait == 0:
                     client.post_state(t.state_text(session), last=True)
                 elif wait is not None:  # past the limit: one state when it allows
