@@ -98,6 +98,59 @@ class Outcome(StrEnum):
     VOID = "void"
 
 
+class Ending(StrEnum):
+    """Why a hand (or a box, at the peek) ends as it does, in the exact analysis's count of
+    a round (:mod:`pontoon.analysis.endings`)."""
+
+    PONTOON = "pontoon"  # 9.1: a two-card 21 of the first two cards
+    TWENTY_ONE = "twenty_one"  # 9.2: 21 of two (after a split), three or four cards, even money
+    FIVE_CARD_21 = "five_card_21"  # 11.1
+    SIX_CARD_21 = "six_card_21"
+    SEVEN_CARD_21 = "seven_card_21"
+    MIXED_678 = "678_mixed"
+    SUITED_678 = "678_suited"
+    SPADES_678 = "678_spades"
+    MIXED_777 = "777_mixed"
+    SUITED_777 = "777_suited"
+    SPADES_777 = "777_spades"
+    SUPER_BONUS = "super_bonus"  # 11.2
+    WIN = "win"  # stood on a higher total than the dealer's
+    DEALER_BUST = "dealer_bust"  # stood, and the dealer busted
+    PUSH = "push"
+    LOSS = "loss"  # stood on a lower total
+    DEALER_PONTOON = "dealer_pontoon"  # 13.7 (or the peek): the dealer's pontoon takes it
+    BUST = "bust"
+    SURRENDER = "surrender"  # 9.3
+    RESCUE = "rescue"  # 12
+
+
+PAID_BY_CARDS: Final = frozenset(
+    {
+        Ending.PONTOON,
+        Ending.TWENTY_ONE,
+        Ending.FIVE_CARD_21,
+        Ending.SIX_CARD_21,
+        Ending.SEVEN_CARD_21,
+        Ending.MIXED_678,
+        Ending.SUITED_678,
+        Ending.SPADES_678,
+        Ending.MIXED_777,
+        Ending.SUITED_777,
+        Ending.SPADES_777,
+        Ending.SUPER_BONUS,
+    }
+)  # endings that pay by the cards, whatever the dealer holds (in a game where 21 wins)
+BY_CARDS_21: Final = {5: Ending.FIVE_CARD_21, 6: Ending.SIX_CARD_21}
+BY_SUITS_21: Final = {
+    ("678", "mixed"): Ending.MIXED_678,
+    ("678", "suited"): Ending.SUITED_678,
+    ("678", "spades"): Ending.SPADES_678,
+    ("777", "mixed"): Ending.MIXED_777,
+    ("777", "suited"): Ending.SUITED_777,
+    ("777", "spades"): Ending.SPADES_777,
+}
+
+
 class EventKind(StrEnum):
     """The kinds of :class:`~pontoon.events.Event` (its docstring says what each holds)."""
 

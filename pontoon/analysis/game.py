@@ -94,7 +94,9 @@ class Rows:
 class Values:
     """Every composition's action values (``act``, -inf when illegal), its value under the
     policy (``node``), and the values of arriving at it by a hit (``arr1``) or a double
-    (``arr2``); ``s*``: the same for P(dealer pontoon and the hand stood)."""
+    (``arr2``); ``s*``: the same for P(dealer pontoon and the hand stood); ``rescued``:
+    where a doubled hand ending on that composition is rescued (12); ``by_suits``: a
+    6-7/6-8/7-8/7-7 hand plays best for its suits (no policy was given)."""
 
     act: Floats  # (M, 10, 4)
     sact: Floats
@@ -106,6 +108,8 @@ class Values:
     arr2: Floats
     sarr2: Floats
     premium: dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
+    rescued: np.ndarray  # (M, 10) bool
+    by_suits: bool = False
 
 
 class Game:
@@ -357,6 +361,7 @@ class Game:
         node, snode = np.zeros((m, 10)), np.zeros((m, 10))
         arr1, sarr1 = np.zeros((m, 10)), np.zeros((m, 10))
         arr2, sarr2 = np.zeros((m, 10)), np.zeros((m, 10))
+        rescued = np.zeros((m, 10), dtype=bool)
         prem = self.premiums(ctx, rows)
         avg_prem: dict[int, tuple[Floats, Floats]] = {}
         for i, per_up in prem.items():
@@ -435,7 +440,11 @@ class Game:
                         better = np.broadcast_to(rescue[int(_soft), t][None, :], stand2.shape)
                     arr2[idx] = np.where(better, forfeit, stand2)
                     sarr2[idx] = np.where(better, 0.0, pn)
-        return Values(act, sact, choice, node, snode, arr1, sarr1, arr2, sarr2, avg_prem)
+                    rescued[idx] = better
+        by_suits = scores is None and chooser is None
+        return Values(
+            act, sact, choice, node, snode, arr1, sarr1, arr2, sarr2, avg_prem, rescued, by_suits
+        )
 
     @staticmethod
     def _best_by_suits(

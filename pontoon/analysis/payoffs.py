@@ -20,9 +20,10 @@ from fractions import Fraction
 
 from pontoon.analysis.composition import Comp
 from pontoon.cards import RANKS, SUITS, Card
-from pontoon.hand import is_super_bonus_cards
+from pontoon.hand import is_super_bonus_cards, three_card_bonus
 from pontoon.rules import RuleSet
-from pontoon.settlement import super_bonus_amount, win_odds, winnings
+from pontoon.settlement import EVEN, super_bonus_amount, win_odds, winnings
+from pontoon.vocab import BY_CARDS_21, BY_SUITS_21, Ending
 
 MIXED = "SHDC"
 
@@ -53,10 +54,15 @@ class Payoffs:
     wager: int
     _win: dict[tuple[Comp, bool], float] = field(default_factory=dict)
     _cards: dict[tuple[str, bool], float] = field(default_factory=dict)
+    _paid: dict[tuple[str, bool], tuple[int, Ending]] = field(default_factory=dict)
 
     def units(self, amount: int, odds: Fraction) -> float:
         """What ``amount`` wins at ``odds``, in wagers."""
         return winnings(amount, odds) / self.wager
+
+    def cents(self, units: float) -> int:
+        """A payment in wagers back in cents (every payment is a whole number of cents)."""
+        return round(units * self.wager)
 
     @property
     def natural(self) -> float:
@@ -98,6 +104,24 @@ class Payoffs:
             odds = win_odds(self.rules, cards, natural=False, doubled=doubled)
             self._cards[key] = self.units(amount, odds)
         return self._cards[key]
+
+    def paid(self, cards: Sequence[Card], *, doubled: bool) -> tuple[int, Ending]:
+        """What a winning 21 of exactly these ``cards`` wins, in cents, and the odds it is
+        paid at as an :class:`~pontoon.vocab.Ending` (11.1; ``twenty_one`` at even money)."""
+        key = (" ".join(c.code for c in cards), doubled)
+        if key not in self._paid:
+            odds = win_odds(self.rules, cards, natural=False, doubled=doubled)
+            amount = winnings(self.wager * (2 if doubled else 1), odds)
+            why = Ending.TWENTY_ONE
+            if odds != EVEN:
+                kind = three_card_bonus(cards)
+                if kind is not None:
+                    pattern = "777" if all(c.value == 7 for c in cards) else "678"
+                    why = BY_SUITS_21[pattern, kind]
+                else:
+                    why = BY_CARDS_21.get(len(cards), Ending.SEVEN_CARD_21)
+            self._paid[key] = (amount, why)
+        return self._paid[key]
 
     def super_cards(self, cards: Sequence[Card], up_rank: int) -> float | None:
         """The Super Bonus in wagers when an unsplit, undoubled hand of ``cards`` earns it

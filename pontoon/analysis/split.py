@@ -24,9 +24,9 @@ the pattern (the only approximation; see docs/analysis.md for its measured size)
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Final, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from pontoon.analysis.game import Context, Game, Values
 
 Pattern = tuple[float, int, int, int]  # probability, resplits, N hands, x hands
 CAP_13_7 = True  # apply the 13.7 correction (off only to measure its size, docs/analysis.md)
+V = TypeVar("V", float, np.ndarray)
 
 
 def max_hands(game: Game, pair: int) -> int:
@@ -78,10 +79,12 @@ def patterns(
 
 @dataclass
 class SplitValue:
-    """A split's value per first card (unnormalised in the peek game) and expected hands."""
+    """A split's value per first card (unnormalised in the peek game) and expected hands;
+    ``values``: the split-hand contexts as played, by other pair cards out."""
 
     ev: Floats
     hands: Floats
+    values: dict[int, Values] = field(default_factory=dict)
 
 
 def pair_cards_left(game: Game, pair: int) -> Floats:
@@ -138,7 +141,7 @@ def split_value(game: Game, pair: int, values: dict[int, Values]) -> SplitValue:
             if obo and pn > 0:
                 none_stood = (1 - s_n / pn) ** n * (1 - s_x / pn) ** x
                 ev[u] += prob * (n * s_n + x * s_x - pn + pn * none_stood)
-    return SplitValue(ev, nh)
+    return SplitValue(ev, nh, dict(values))
 
 
 def _removed(
@@ -151,27 +154,37 @@ def _removed(
     own: int,
     fields: tuple[int, ...],
 ) -> tuple[float, ...]:
-    """``fields`` of a split hand against first card ``u`` with ``a`` more pair cards and
-    ``b`` unknown non-pair cards out of the shoe (``pairs`` pair cards and ``total`` cards
-    left before; ``own``: the hand's own second card is a known non-pair card). Exact:
-    V(a, b) = (V(a, b-1) - v V(a+1, b-1)) / (1 - v), v the chance that a random card of the
-    (a, b-1) shoe is a pair card."""
+    """``fields`` of a split hand against first card ``u`` (see :func:`unknowns_out`)."""
+
+    def leaf(j: int) -> np.ndarray:
+        return np.array([per_j[j][f][u] for f in fields])
+
+    return tuple(float(x) for x in unknowns_out(leaf, a, b, pairs, total, own))
+
+
+def unknowns_out(
+    leaf: Callable[[int], V], a: int, b: int, pairs: float, total: float, own: int
+) -> V:
+    """What ``leaf(j)`` (a split hand's figure, linear in its probabilities, with ``j``
+    other pair cards out) becomes with ``a`` more pair cards and ``b`` unknown non-pair cards
+    out of the shoe (``pairs`` pair cards and ``total`` cards left before; ``own``: the
+    hand's own second card is a known non-pair card). Exact: V(a, b) = (V(a, b-1) -
+    v V(a+1, b-1)) / (1 - v), v the chance that a random card of the (a, b-1) shoe is a pair
+    card."""
     if b == 0:
-        vals = per_j[1 + a]
-        return tuple(float(vals[f][u]) for f in fields)
+        return leaf(1 + a)
     v = (pairs - a) / (total - own - a - (b - 1))
-    same = _removed(per_j, u, a, b - 1, pairs, total, own, fields)
+    same = unknowns_out(leaf, a, b - 1, pairs, total, own)
     if v <= 0:
         return same
-    more = _removed(per_j, u, a + 1, b - 1, pairs, total, own, fields)
-    return tuple((s - v * m) / (1 - v) for s, m in zip(same, more, strict=True))
+    more = unknowns_out(leaf, a + 1, b - 1, pairs, total, own)
+    out: V = (same - v * more) / (1 - v)
+    return out
 
 
-def _hand_values(
-    game: Game, pair: int, j: int, v: Values, two: np.ndarray, m0: Floats
-) -> tuple[Floats, Floats, Floats, Floats, Floats]:
-    """(10 up,) each: value and P(pontoon, stood) of an N hand and of an x hand with ``j``
-    other pair cards out, and P(dealer pontoon) from that shoe."""
+def split_weights(game: Game, pair: int, j: int, m0: Floats) -> tuple[Floats, Floats, Floats]:
+    """(10 up, 10 second card) the second card of an N hand and of an x hand with ``j``
+    other pair cards out; (10 up,) P(dealer pontoon) from that shoe."""
     removed = np.zeros(10)
     removed[pair - 1] = 1 + j
     rem = np.clip(game.shoe_after(removed), 0.0, None)  # (10 up, 10 card)
@@ -183,16 +196,25 @@ def _hand_values(
         non_pair[:, pair - 1] -= np.maximum(m0 - (j - 1), 0.0)
     non_pair = np.clip(non_pair, 0.0, None)
     weights_n = non_pair / non_pair.sum(axis=1, keepdims=True)
+    size = rem.sum(axis=1)
+    pn = np.zeros(10)
+    pn[0] = rem[0, 9] / size[0]
+    pn[9] = rem[9, 0] / size[9]
+    return weights_n, weights_x, pn
+
+
+def _hand_values(
+    game: Game, pair: int, j: int, v: Values, two: np.ndarray, m0: Floats
+) -> tuple[Floats, Floats, Floats, Floats, Floats]:
+    """(10 up,) each: value and P(pontoon, stood) of an N hand and of an x hand with ``j``
+    other pair cards out, and P(dealer pontoon) from that shoe."""
+    weights_n, weights_x, pn = split_weights(game, pair, j, m0)
     arr = v.arr1[two].T  # (10 up, 10 second card)
     sarr = v.sarr1[two].T
     e_n = (weights_n * arr).sum(axis=1)
     s_n = (weights_n * sarr).sum(axis=1)
     e_x = (weights_x * arr).sum(axis=1)
     s_x = (weights_x * sarr).sum(axis=1)
-    size = rem.sum(axis=1)
-    pn = np.zeros(10)
-    pn[0] = rem[0, 9] / size[0]
-    pn[9] = rem[9, 0] / size[9]
     return e_n, s_n, e_x, s_x, pn
 
 

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 
 from pontoon.analysis.payoffs import Payoffs, card
 from pontoon.cards import SUITS, Card
+from pontoon.vocab import Ending
+
+Paid = tuple[tuple[float, int, Ending], ...]  # (P(third card's suit), cents won, why), by suit
 
 PATTERN_RANKS = (6, 7, 8)
 
@@ -40,12 +43,15 @@ def completing(a: int, b: int) -> int | None:
 class Config:
     """One suit configuration of a two-card hand: its probability, and once the completing
     rank is drawn, the expected Super Bonus (in wagers) and the expected odds otherwise, for a
-    hit (``odds``) and for a double (``odds_doubled``)."""
+    hit (``odds``) and for a double (``odds_doubled``); ``hit``/``double``: what each suit of
+    the third card pays (the distribution of a round needs them apart)."""
 
     prob: float
     super_pay: float
     odds: float
     odds_doubled: float
+    hit: Paid = ()
+    double: Paid = ()
 
 
 def pattern_configs(
@@ -79,7 +85,7 @@ def _configs(
     extra_pairs: float,
     fixed: tuple[Card, ...] | None,
     up_card: Card | None,
-) -> dict[tuple[float, float, float], Config]:
+) -> dict[tuple[object, ...], Config]:
     third = completing(hand[0], hand[1])
     assert third is not None
     # The cards whose suits matter, in dealing order: the dealer's first card (if its rank is
@@ -95,7 +101,7 @@ def _configs(
         known[-2:] = [fixed[0].suit, fixed[1].suit]
         if up_card is not None and up in PATTERN_RANKS:
             known[0] = up_card.suit
-    out: dict[tuple[float, float, float], Config] = {}
+    out: dict[tuple[object, ...], Config] = {}
     for suits in itertools.product(SUITS, repeat=len(ranks)):
         if any(k is not None and k != s for k, s in zip(known, suits, strict=True)):
             continue
@@ -117,19 +123,40 @@ def _configs(
         if left <= 0 and not infinite:
             continue  # no card of the rank left: the premium is nil (and so is its chance)
         super_pay = odds = odds_doubled = 0.0
+        hit: dict[tuple[int, Ending], float] = {}
+        double: dict[tuple[int, Ending], float] = {}
         for s in SUITS:
             p = 0.25 if infinite else counts[third, s] / left
+            if p <= 0:
+                continue
             cards = (card(hand[0], a), card(hand[1], b), card(third, s))
             sup = None if split else pay.super_cards(cards, up_rank=up)
             if sup is not None:
                 super_pay += p * sup
+                paid = (pay.cents(sup), Ending.SUPER_BONUS)
             else:
                 odds += p * _win(pay, cards, False)
+                paid = pay.paid(cards, doubled=False)
+            hit[paid] = hit.get(paid, 0.0) + p
             odds_doubled += p * _win(pay, cards, True)
-        key = (round(super_pay, 12), round(odds, 12), round(odds_doubled, 12))
+            dpaid = pay.paid(cards, doubled=True)
+            double[dpaid] = double.get(dpaid, 0.0) + p
+        h = tuple(sorted((p, c, e) for (c, e), p in hit.items()))
+        d = tuple(sorted((p, c, e) for (c, e), p in double.items()))
+        key = (
+            round(super_pay, 12),
+            round(odds, 12),
+            round(odds_doubled, 12),
+            _rounded(h),
+            _rounded(d),
+        )
         old = out.get(key)
-        out[key] = Config(prob + (old.prob if old else 0.0), super_pay, odds, odds_doubled)
+        out[key] = Config(prob + (old.prob if old else 0.0), super_pay, odds, odds_doubled, h, d)
     return out
+
+
+def _rounded(paid: Paid) -> tuple[tuple[float, int, str], ...]:
+    return tuple((round(p, 12), c, str(e)) for p, c, e in paid)
 
 
 def _win(pay: Payoffs, cards: tuple[Card, ...], doubled: bool) -> float:
