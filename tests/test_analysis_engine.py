@@ -85,15 +85,16 @@ def play(rules: RuleSet, cards: list[Card], moves: Sequence[str]) -> int:
     return rnd.net("p")
 
 
-def by_engine(rules: RuleSet, hand: str, up: str, action: str, draws: int) -> float:
-    """E[net] / wager of ``action`` (then stand), all sequences through the engine; in the peek
-    game given that the dealer has no pontoon."""
+def engine_outcomes(
+    rules: RuleSet, hand: str, up: str, action: str, draws: int
+) -> dict[int, Fraction]:
+    """P(net in cents) of ``action`` (then stand), all sequences through the engine; in the
+    peek game given that the dealer has no pontoon."""
     p1, p2 = parse_cards(hand)
     u = Card.parse(up)
     have = left_in_shoe(rules, [p1, p2, u])
     counts = by_value(have)
-    total_ev = Fraction(0)
-    total_p = Fraction(0)
+    out: dict[int, Fraction] = {}
     firsts: list[tuple[Fraction, list[Card], dict[int, int]]] = [(Fraction(1), [], counts)]
     if draws:
         firsts = []
@@ -113,9 +114,15 @@ def by_engine(rules: RuleSet, hand: str, up: str, action: str, draws: int) -> fl
             else:
                 cards = [p1, u, p2, *drawn, *seq]
             net = play(rules, cards, [action])
-            total_ev += p_first * p_dealer * net
-            total_p += p_first * p_dealer
-    return float(total_ev / total_p) / WAGER
+            out[net] = out.get(net, Fraction(0)) + p_first * p_dealer
+    mass = sum(out.values())
+    return {net: p / mass for net, p in out.items()}
+
+
+def by_engine(rules: RuleSet, hand: str, up: str, action: str, draws: int) -> float:
+    """E[net] / wager of ``action`` (then stand), as :func:`engine_outcomes`."""
+    outcomes = engine_outcomes(rules, hand, up, action, draws)
+    return float(sum(net * p for net, p in outcomes.items())) / WAGER
 
 
 def analysed(rules: RuleSet, hand: str, up: str, action: int) -> float:

@@ -95,6 +95,33 @@ class RoundDistribution:
         kurt = d.central(4, mean) / var**2 - 3.0
         return mean / self.wager, var / self.wager**2, skew, kurt
 
+    def chances(self) -> tuple[float, float, float]:
+        """P(the box wins), P(it pushes), P(it loses) on the round's net (a surrender or a
+        rescue is a loss)."""
+        d = self.dist
+        return (
+            float(d.probs[d.keys > 0].sum()),
+            float(d.probs[d.keys == 0].sum()),
+            float(d.probs[d.keys < 0].sum()),
+        )
+
+    @property
+    def wagered(self) -> float:
+        """The expected total wagered per round, in initial wagers: the initial wager, the
+        doubles, the split hands and their doubles (a rescued double counts both wagers)."""
+        stakes = np.array([e.stake for e in self.ends], dtype=np.float64)
+        return float(self.counts @ stakes)
+
+    def endings(self) -> list[tuple[Ending, int, int, float]]:
+        """(why, cents, stake, expected hands per round) of every ending that happens, by
+        frequency."""
+        rows: dict[tuple[Ending, int, int], float] = {}
+        for e, n in zip(self.ends, self.counts, strict=True):
+            if n > 0:
+                key = (e.why, e.cents, e.stake)
+                rows[key] = rows.get(key, 0.0) + float(n)
+        return sorted(((*k, n) for k, n in rows.items()), key=lambda r: -r[3])
+
     def by_up(self, u: int) -> Dist:
         out = EMPTY
         for d in self.parts[u]:
@@ -116,9 +143,8 @@ class RoundDistribution:
 
 def round_distribution(report: Report) -> RoundDistribution:
     """The distribution of the round ``report`` analysed, played as it was."""
-    return distribution_of(
-        Game(report.rules, report.wager, infinite=report.infinite), report.outcome
-    )
+    game = report.game or Game(report.rules, report.wager, infinite=report.infinite)
+    return distribution_of(game, report.outcome)
 
 
 def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:

@@ -76,7 +76,7 @@ class Endings:
                 (1, game.win1[i], self.stand1, self.paid1),
                 (2, game.win2[i], self.stand2, self.paid2),
             ):
-                won = self._won(c.comps[i], doubled=stake == 2)
+                won = self._won(c.comps[i], doubled=stake == 2) if c.total[i] == 21 else Ending.WIN
                 stood[i] = self.stand_row(int(c.total[i]), game.pay.cents(win), stake, won)
                 if game.rules.player_21_wins and c.total[i] == 21:
                     paid[i] = self.of(End(game.pay.cents(win), won, stake))

@@ -80,6 +80,7 @@ class Report:
     infinite: bool = False
     table: list[dict[str, Any]] = field(default_factory=list)
     post_split: str = "cdz"
+    game: Game | None = None  # the game analysed (its caches serve further questions)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -135,6 +136,7 @@ def analyze(
         infinite,
         decision_table(game, outcome),
         post_split,
+        game,
     )
 
 

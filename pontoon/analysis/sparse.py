@@ -39,7 +39,8 @@ class Dist:
         if not len(keys):
             return EMPTY
         uniq, inv = np.unique(keys, return_inverse=True)
-        return cls(uniq, np.bincount(inv.ravel(), weights=probs.ravel(), minlength=len(uniq)))
+        sums: Floats = np.bincount(inv.ravel(), weights=probs.ravel(), minlength=len(uniq))
+        return cls(uniq, sums)
 
     @classmethod
     def point(cls, cents: int, mass: float = 1.0) -> Dist:
