@@ -39,8 +39,8 @@ class Dist:
         if not len(keys):
             return EMPTY
         uniq, inv = np.unique(keys, return_inverse=True)
-        sums: Floats = np.bincount(inv.ravel(), weights=probs.ravel(), minlength=len(uniq))
-        return cls(uniq, sums)
+        sums = np.bincount(inv.ravel(), weights=probs.ravel(), minlength=len(uniq))
+        return cls(uniq, sums.astype(np.float64, copy=False))
 
     @classmethod
     def point(cls, cents: int, mass: float = 1.0) -> Dist:
