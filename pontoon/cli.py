@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategy", help="the optimal basic strategy chart (text, csv, png)")
     _common(p)
     analysis_options(p, command="strategy")
+    p = sub.add_parser("par", help="the PAR sheet: the game's mathematics (html, pdf, json)")
+    _common(p)
+    analysis_options(p, command="par")
     from pontoon.sim.command import add_options as sim_options
 
     p = sub.add_parser("simulate", help="Monte Carlo rounds on the compiled kernel")
@@ -124,6 +127,12 @@ def cmd_strategy(args: argparse.Namespace) -> int:
     return strategy_command(_rules(args), args)
 
 
+def cmd_par(args: argparse.Namespace) -> int:
+    from pontoon.analysis.commands import par_command
+
+    return par_command(_rules(args), args)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from pontoon.sim.command import simulate_command
 
@@ -142,6 +151,7 @@ COMMANDS = {
     "play": cmd_play,
     "analyze": cmd_analyze,
     "strategy": cmd_strategy,
+    "par": cmd_par,
     "simulate": cmd_simulate,
     "serve": cmd_serve,
 }

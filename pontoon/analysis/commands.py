@@ -1,4 +1,4 @@
-"""The ``pontoon analyze`` and ``pontoon strategy`` commands (wired into :mod:`pontoon.cli`)."""
+"""The ``pontoon analyze``, ``strategy`` and ``par`` commands (wired into :mod:`pontoon.cli`)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,20 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
         )
         p.add_argument("--hand", help="the hand calculator: the player's cards, e.g. 7S,8D")
         p.add_argument("--dealer", help="the dealer's first card, e.g. K or KD")
+    elif command == "par":
+        p.add_argument(
+            "--strategy", default="basic", help="basic (default), composition, or a chart CSV file"
+        )
+        p.add_argument("--post-split", choices=("cdz", "cdp1", "cdp"), default="cdz")
+        p.add_argument("--format", choices=("html", "pdf"), default="html")
+        p.add_argument("--output", help="write here (required for pdf; default stdout)")
+        p.add_argument("--no-effects", action="store_true", help="leave out the rule effects")
+        p.add_argument("--workers", type=int, help="local processes for the rule effects")
+        p.add_argument("--scheduler", help="address of a Dask scheduler for the rule effects")
+        p.add_argument("--rounds-per-hour", type=int, default=60, help="operator: rounds an hour")
+        p.add_argument("--boxes", type=int, default=7, help="operator: boxes in play (1-7)")
+        p.add_argument("--hours", type=float, default=8.0, help="operator: hours in a shift")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
     else:
         p.add_argument("--format", choices=("text", "csv", "png"), default="text")
         p.add_argument("--output", help="write here (required for png; default stdout)")
@@ -72,6 +86,61 @@ def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json()))
     else:
         sys.stdout.write(report_text(report))
+    return 0
+
+
+def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
+    import os
+
+    from pontoon.analysis.effects import rule_effects
+    from pontoon.analysis.par import Operator, par_sheet
+    from pontoon.analysis.par_render import to_html, write_pdf
+    from pontoon.analysis.report import analyze
+
+    if args.format == "pdf" and not args.output and not args.json:
+        raise InputError("--format pdf needs --output FILE")
+    if not rules.table_min <= args.wager <= rules.table_max:
+        raise InputError(
+            f"--wager must be between the table minimum {rules.table_min} and maximum "
+            f"{rules.table_max} (15.6, 15.2), not {args.wager}"
+        )
+    operator = Operator(args.rounds_per_hour, args.boxes, args.wager, args.hours)
+    operator.check()
+    workers = args.workers or os.cpu_count() or 1
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, not {workers}")
+    strategy = _strategy(args.strategy)
+    report = analyze(
+        rules, strategy, wager=args.wager, infinite=args.infinite, post_split=args.post_split
+    )
+    effects = []
+    if not args.no_effects:
+        effects = rule_effects(
+            rules,
+            strategy,
+            args.wager,
+            report.post_split,
+            report.ev,
+            workers=workers,
+            scheduler=args.scheduler,
+            progress=not args.no_progress and sys.stderr.isatty(),
+        )
+    doc = par_sheet(report, operator, effects).to_json()
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    if args.format == "pdf":
+        write_pdf(doc, args.output)
+        return 0
+    text = to_html(doc)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
     return 0
 
 

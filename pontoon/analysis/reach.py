@@ -115,7 +115,8 @@ class Forward:
         safe = np.where(kids < 0, 0, kids)
         nxt = np.where((kids >= 0)[:, None, :], rows.nxt[idx], 0.0)
         out: Floats = self.tab[idx] - np.einsum("kux,kxuo->kuo", nxt, self.tab[safe])
-        return out
+        busts = (rows.nxt[idx] * (kids < 0)[:, None, :]).sum(axis=-1) > 0  # (k, 10 up)
+        return np.where(busts[..., None], np.maximum(out, 0.0), 0.0)
 
     def _act(
         self,

@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from pontoon.errors import InputError
+from pontoon.progress import Advance as Progress
+from pontoon.progress import progress_bar
 from pontoon.sim.job import ChunkResult, Job, run_chunk
 
 
@@ -65,9 +67,6 @@ def _local_task(key: int, rounds: int) -> ChunkResult:
     return run_chunk(_worker_job, key, rounds)[0]
 
 
-Progress = Callable[[int], None]
-
-
 def simulate(
     job: Job,
     rounds: int,
@@ -89,7 +88,7 @@ def simulate(
     run_chunk(job, 1, 1)  # compile (or load the cached kernel) before the clock and the fork
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
-    with _progress(rounds, show) as advance:
+    with progress_bar(rounds, show, "simulating", _rounds_per_second) as advance:
         if scheduler is not None:
             parts = _dask(job, keys, sizes, scheduler, advance)
         elif workers == 1 or len(sizes) == 1:
@@ -176,50 +175,8 @@ def guided(chunks: int, threads: int) -> list[range]:
     return out
 
 
-class _progress:
-    """A rich progress bar with rounds/s and ETA on stderr (when asked), else nothing."""
-
-    def __init__(self, total: int, show: bool) -> None:
-        self.total = total
-        self.show = show
-        self.bar: Any = None
-
-    def __enter__(self) -> Progress:
-        if not self.show:
-            return lambda n: None
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        class _Rate(TextColumn):
-            def render(self, task: Any) -> Any:
-                from rich.text import Text
-
-                speed = task.finished_speed or task.speed
-                return Text(f"{speed / 1e6:.1f} M rounds/s" if speed else "")
-
-        self.bar = Progress(
-            TextColumn("simulating"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            _Rate(""),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self.bar.start()
-        task = self.bar.add_task("rounds", total=self.total)
-        return lambda n: self.bar.advance(task, n)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+def _rounds_per_second(speed: float) -> str:
+    return f"{speed / 1e6:.1f} M rounds/s"
 
 
 def iter_bins(hist: np.ndarray[Any, Any]) -> Iterator[tuple[int, int]]:

@@ -1,0 +1,154 @@
+"""``pontoon par``: the PAR sheet's figures (JSON), its HTML page opened in Chromium, its PDF's
+pages rendered, the rule effects on a process pool, and bad input (exit 2, one line)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pontoon.analysis import effects
+from pontoon.analysis.par import Operator, par_sheet
+from pontoon.analysis.par_render import to_html, write_pdf
+from pontoon.analysis.report import analyze
+from pontoon.cli import main
+from pontoon.rules import load_rules
+
+FAST = ["--rules", "classic-blackjack", "--set", "split_max_hands=2"]
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def nz() -> dict[str, Any]:
+    """nz-pontoon's sheet (basic chart), with two rule effects."""
+    rules = load_rules("nz-pontoon")
+    rep = analyze(rules, "basic")
+    effs = [effects.run_task(effects.Task(rules, "basic", 500, "cdz", "decks", 8))]
+    effs[0]["delta_ev"] = effs[0]["ev"] - rep.ev
+    return par_sheet(rep, Operator(), effs).to_json()
+
+
+def test_par_json_has_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["par", *FAST, "--no-effects", "--json"])
+    out, _ = capsys.readouterr()
+    doc = json.loads(out)
+    assert code == 0
+    assert {"ev", "variance", "sd", "distribution", "outcomes", "rule_effects"} <= set(doc)
+    ev = analyze(load_rules("classic-blackjack", {"split_max_hands": 2}), "basic").ev
+    assert doc["ev"] == pytest.approx(ev, abs=1e-12)
+    assert sum(r["probability"] for r in doc["distribution"]) == pytest.approx(1, abs=1e-12)
+    mean = sum(r["net"] * r["probability"] for r in doc["distribution"])
+    assert mean == pytest.approx(ev, abs=1e-12)
+    assert doc["sd"] == pytest.approx(doc["variance"] ** 0.5)
+    assert sum(r["return"] for r in doc["outcomes"]) == pytest.approx(ev, abs=1e-12)
+    for r in doc["outcomes"]:
+        assert {"name", "probability", "payout", "one_in"} <= set(r)
+    assert doc["rules"]["name"] == "classic-blackjack" and doc["strategy"] == "basic"
+    assert doc["precision"]["ev"] == "exact" and doc["precision"]["variance"] != "exact"
+
+
+def check_sheet(nz: dict[str, Any]) -> None:
+    names = {r["ending"] for r in nz["outcomes"]}
+    # 9.1, 11.1, 11.2, 13.7, 9.4 all have their lines
+    assert {"pontoon", "five_card_21", "678_spades", "777_suited", "super_bonus"} <= names
+    assert "13.7_refund" in names  # one wager from all the split hands standing
+    sb = nz["super_bonus"]
+    assert sb["at_wager"] == 100_000 and sb["others_each"] == 5_000
+    assert 1e5 < sb["one_in"] < 1e7 and not sb["display_odds"]
+    ins = nz["insurance"]
+    assert ins["p_win"] == pytest.approx(72 / 287, abs=0.01)  # tens after the ace, about
+    assert ins["ev"] == pytest.approx(3 * ins["p_win"] - 1)
+    op = nz["operator"]
+    assert op["theoretical_win_per_hour"] == round(-nz["ev"] * 500 * 7 * 60)
+    assert op["band95"][0] < op["theoretical_win_per_shift"] < op["band95"][1]
+    assert nz["boxes"][1]["variance"] == pytest.approx(2 * nz["variance"] + 2 * nz["covariance"])
+    assert sum(nz["dealer"].values()) == pytest.approx(1, abs=1e-12)
+    (eff,) = nz["rule_effects"]
+    assert eff["knob"] == "decks" and eff["value"] == 8 and eff["delta_ev"] < 0
+
+
+def test_rule_effects_on_a_process_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(effects, "KNOBS", (("split_max_hands", (1, 2)),))
+    rules = load_rules("classic-blackjack", {"split_max_hands": 2})
+    base = analyze(rules, "composition").ev
+    out = effects.rule_effects(rules, "composition", 500, "cdz", base, workers=2)
+    assert [(e["knob"], e["value"]) for e in out] == [("split_max_hands", 1)]
+    alone = analyze(rules.replace(split_max_hands=1), "composition").ev
+    assert out[0]["ev"] == pytest.approx(alone, abs=1e-15)
+    assert out[0]["delta_ev"] == pytest.approx(alone - base, abs=1e-15)
+
+
+def test_nz_pontoon_sheet_as_html_and_pdf(nz: dict[str, Any], tmp_path: Path) -> None:
+    """One test, so that the sheet is computed once (the test processes share nothing)."""
+    check_sheet(nz)
+    check_pdf(nz, tmp_path)
+    check_html(nz, tmp_path)  # last: skipped where there is no Chromium
+
+
+def check_html(nz: dict[str, Any], tmp_path: Path) -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    page_file = tmp_path / "par.html"
+    page_file.write_text(to_html(nz), encoding="utf-8")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(page_file.as_uri())
+        assert page.title() == "PAR sheet: nz-pontoon"
+        text = page.inner_text("body")
+        assert "House advantage and volatility" in text and "Super Bonus (11.2)" in text
+        widths = page.eval_on_selector_all("img", "els => els.map(e => e.naturalWidth)")
+        assert len(widths) == 2 and min(widths) > 300  # both plots drawn
+        page.screenshot(path=str(tmp_path / "par.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "par.png").stat().st_size > 50_000
+
+
+def check_pdf(nz: dict[str, Any], tmp_path: Path) -> None:
+    import pypdfium2 as pdfium
+
+    path = tmp_path / "par.pdf"
+    write_pdf(nz, str(path))
+    pdf = pdfium.PdfDocument(str(path))
+    assert len(pdf) >= 3
+    first = pdf[0].get_textpage().get_text_range()
+    assert "PAR sheet: nz-pontoon" in first and "House advantage" in first
+    for i in range(len(pdf)):
+        image = pdf[i].render(scale=1).to_pil().convert("L")
+        lo, hi = image.getextrema()
+        assert lo < 80 and hi > 200  # ink on paper
+    pdf.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "colour=red"], "unknown knob 'colour'"),
+        (["--wager", "0"], "--wager must be between"),
+        (["--wager", "99999999"], "--wager must be between"),
+        (["--format", "pdf"], "--format pdf needs --output"),
+        (["--boxes", "9"], "--boxes (1-7)"),
+        (["--hours", "0"], "--hours must be above 0"),
+        (["--strategy", "/nonexistent.csv"], "nonexistent.csv"),
+    ],
+)
+def test_bad_input_exit_2_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["par", *FAST, "--no-effects", *args])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_malformed_chart_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chart = tmp_path / "bad.csv"
+    chart.write_text("row,A,2\nH16,S\n", encoding="utf-8")
+    code = main(["par", *FAST, "--no-effects", "--strategy", str(chart)])
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1
