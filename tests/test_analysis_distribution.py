@@ -240,3 +240,33 @@ def test_variance_and_covariance_agree_with_the_simulator() -> None:
     var2, se2 = simulated("classic-blackjack", d, 2, 2_000_000, 12)
     expect = 2 * d.variance + 2 * d.covariance()
     assert abs(var2 - expect) < 4 * 2 * se2, (var2, expect, se2)
+
+
+# ---------------------------------------------------------------- published variances
+
+
+def wizard_rows() -> list[dict[str, str]]:
+    path = FARMER.with_name("wizard_variance.csv")
+    with path.open() as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", wizard_rows(), ids=lambda r: "-".join(list(r.values())[:4]))
+def test_classic_six_deck_variance_matches_the_published_figures(row: dict[str, str]) -> None:
+    rules = load_rules(
+        "classic-blackjack",
+        {
+            "dealer_hits_soft_17": row["soft17"] == "hit",
+            "surrender": "late" if row["surrender"] == "yes" else "none",
+            "resplit_aces": row["rsa"] == "yes",
+        },
+    )
+    rep = analyze(rules, "basic")  # the chart of the game with double after split
+    if row["das"] == "no":
+        assert rep.chart is not None
+        rep = analyze(rules.replace(double_after_split=False), rep.chart)
+    d = round_distribution(rep)
+    assert d.variance == pytest.approx(float(row["variance"]), abs=0.005)
+    assert d.covariance() == pytest.approx(float(row["covariance"]), abs=0.01)
+    assert rep.ev == pytest.approx(float(row["ev"]), abs=0.0005)  # off the top vs a cut card
