@@ -18,7 +18,7 @@ spread of split rounds is approximate (docs/analysis.md measures by how much).
 >>> round(d.ev - rep.ev, 12), round(d.total - 1, 12)
 (0.0, 0.0)
 >>> round(d.variance, 4)
-1.2948
+1.231
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings
 from pontoon.analysis.evaluate import Outcome, same_rank_tens
 from pontoon.analysis.game import NEG, SURRENDER, Context, Game
+from pontoon.analysis.pairs import two_hands
 from pontoon.analysis.reach import Forward
 from pontoon.analysis.report import Report
 from pontoon.analysis.sparse import EMPTY, Dist
@@ -49,6 +50,7 @@ from pontoon.analysis.split import (
 from pontoon.vocab import Ending
 
 Parts = list[list[Dist]]  # [up][dealer outcome]: the masses of a round's nets
+EXACT_TWO_HANDS = True  # two-hand splits exactly (off only to measure the approximation)
 
 
 @dataclass
@@ -152,7 +154,7 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
     ends = Endings(game)
     root, split_share = _root(game, ends, outcome)
     splits = {
-        pair: _split_parts(game, ends, pair, sv)
+        pair: _split_parts(game, ends, pair, sv, split_share[pair] > 0)
         for pair, sv in outcome.splits.items()
         if split_share[pair].any()
     }
@@ -290,9 +292,14 @@ def _split_choice(
     return share
 
 
-def _split_parts(game: Game, ends: Endings, pair: int, sv: SplitValue) -> tuple[Parts, Floats]:
+def _split_parts(
+    game: Game, ends: Endings, pair: int, sv: SplitValue, ups: np.ndarray
+) -> tuple[Parts, Floats]:
     """Per first card and dealer outcome, the masses of a split box's nets; and (10 up, E)
-    the expected number of its hands ending each way, for one split deal."""
+    the expected number of its hands ending each way, for one split deal (against the first
+    cards ``ups`` at least)."""
+    if EXACT_TWO_HANDS and max_hands(game, pair) == 2 and not game.shoe.infinite:
+        return _two_hand_parts(game, ends, pair, sv, ups)
     c = game.comps
     two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
     m0 = pair_cards_left(game, pair)
@@ -330,6 +337,19 @@ def _split_parts(game: Game, ends: Endings, pair: int, sv: SplitValue) -> tuple[
                 box = _box(cents, stood, qn[o], qx[o], n, x, obo and o == NATURAL, game.wager)
                 parts[u][o] = parts[u][o] + box.scaled(prob)
     return parts, counts
+
+
+def _two_hand_parts(
+    game: Game, ends: Endings, pair: int, sv: SplitValue, ups: np.ndarray
+) -> tuple[Parts, Floats]:
+    """:func:`_split_parts` for a pair that becomes two hands at most: exact
+    (:mod:`pontoon.analysis.pairs`)."""
+    done = [
+        two_hands(game, ends, pair, sv.values[1], u) if ups[u] else ([EMPTY] * 7, np.zeros(0))
+        for u in range(10)
+    ]
+    e = len(ends)
+    return [d for d, _ in done], np.stack([_pad1(cnt, e) for _, cnt in done])
 
 
 def _leaf(joints: dict[int, Floats], ch: int, u: int) -> Callable[[int], Floats]:

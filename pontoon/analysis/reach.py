@@ -29,6 +29,7 @@ from pontoon.analysis.composition import Floats, Ints
 from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
+from pontoon.analysis.suits import Config
 from pontoon.vocab import Ending
 
 UO: Final = np.arange(10)[:, None] * 7 + np.arange(7)[None, :]  # (10 up, 7) flat (up, outcome)
@@ -165,33 +166,50 @@ class Forward:
     ) -> None:
         """A 6-7, 6-8, 7-8 or 7-7 hand: each suit configuration plays its action (its own
         best when no policy was given), and the completing card pays by its suit."""
-        g, e, vals = self.game, self.ends, self.vals
+        g, e = self.game, self.ends
         rows = self.rows
         child = int(g.comps.child[i, third - 1])
-        legal = np.isfinite(vals.act[i])
-        prem = g.premiums(self.ctx, rows)[i] if vals.by_suits else None
         masses = {a: np.zeros((1, 10, self.channels)) for a in (STAND, HIT, DOUBLE, SURRENDER)}
         for u in range(10):
-            confs = g.configs(self.ctx, u + 1, hand)
-            share = np.ones(len(confs)) if keep is None else keep[u]
+            picks = suit_picks(g, self.ctx, self.vals, i, hand, u)
+            share = np.ones(len(picks)) if keep is None else keep[u]
             p3 = rows.nxt[i, u, third - 1]
-            for k, conf in enumerate(confs):
-                if prem is None:
-                    pick = int(vals.choice[i, u])
-                else:
-                    base = vals.act[i, u].copy()
-                    base[HIT] += prem[u][k][1] - vals.premium[i][0][u]
-                    base[DOUBLE] += prem[u][k][2] - vals.premium[i][1][u]
-                    pick = int(np.argmax(np.where(legal[u], base, NEG)))
+            for k, (conf, pick) in enumerate(picks):
                 m = reach[i, u] * conf.prob * share[k]
                 masses[pick][0, u] += m
                 if pick in (HIT, DOUBLE) and p3 > 0:
                     stake = 1 if pick == HIT else 2
                     for ps, cents, why in conf.hit if pick == HIT else conf.double:
-                        if why == Ending.SUPER_BONUS or g.rules.player_21_wins:
-                            ev: Ints | int = e.of(End(cents, why, stake))
-                        else:
-                            ev = e.stand_row(21, cents, stake, why)[None, None, :]
+                        ev = suit_ending(e, cents, why, stake)
                         mass = (m * p3 * ps)[None, None, :]
                         self.emit(mass, self.tab[child][u][None, None, :], ev, np.array([u]))
         self._act(np.array([i]), masses, bust, reach, skip=third)
+
+
+def suit_picks(
+    game: Game, ctx: Context, vals: Values, i: int, hand: tuple[int, int], u: int
+) -> list[tuple[Config, int]]:
+    """Each suit configuration of pattern node ``i`` against first card ``u`` (0-9) with the
+    action it plays: the policy's, or (no policy given) the best for its suits, as
+    :meth:`Game.evaluate` chose."""
+    confs = game.configs(ctx, u + 1, hand)
+    if not vals.by_suits:
+        return [(conf, int(vals.choice[i, u])) for conf in confs]
+    prem = game.premiums(ctx, game.rows(ctx))[i][u]
+    legal = np.isfinite(vals.act[i, u])
+    out = []
+    for k, conf in enumerate(confs):
+        base = vals.act[i, u].copy()
+        base[HIT] += prem[k][1] - vals.premium[i][0][u]
+        base[DOUBLE] += prem[k][2] - vals.premium[i][1][u]
+        out.append((conf, int(np.argmax(np.where(legal, base, NEG)))))
+    return out
+
+
+def suit_ending(ends: Endings, cents: int, why: Ending, stake: int) -> Ints | int:
+    """How a 6-7-8 or 7-7-7 paying ``cents`` by its suits ends: at once where 21 wins (9.2)
+    and for the Super Bonus, else as a stood 21 against each dealer outcome."""
+    if why == Ending.SUPER_BONUS or ends.game.rules.player_21_wins:
+        return ends.of(End(cents, why, stake))
+    out: Ints = ends.stand_row(21, cents, stake, why)[None, None, :]
+    return out
