@@ -62,9 +62,14 @@ def check_sheet(nz: dict[str, Any]) -> None:
     assert ins["p_win"] == pytest.approx(72 / 287, abs=0.01)  # tens after the ace, about
     assert ins["ev"] == pytest.approx(3 * ins["p_win"] - 1)
     op = nz["operator"]
-    assert op["theoretical_win_per_hour"] == round(-nz["ev"] * 500 * 7 * 60)
+    seven = nz["boxes"][6]
+    assert op["theoretical_win_per_hour"] == round(-seven["ev_with_others"] * 500 * 60)
     assert op["band95"][0] < op["theoretical_win_per_shift"] < op["band95"][1]
     assert nz["boxes"][1]["variance"] == pytest.approx(2 * nz["variance"] + 2 * nz["covariance"])
+    # 11.2: each other box's $50 (10 wagers) raises the table's variance by about
+    # 2 * 10 * 2 * 200 * P(SB) + 100 * 2 * P(SB) with two boxes
+    extra = nz["boxes"][1]["variance_with_others"] - nz["boxes"][1]["variance"]
+    assert extra == pytest.approx(8200 * sb["probability"], rel=0.05)
     assert sum(nz["dealer"].values()) == pytest.approx(1, abs=1e-12)
     (eff,) = nz["rule_effects"]
     assert eff["knob"] == "decks" and eff["value"] == 8 and eff["delta_ev"] < 0

@@ -65,6 +65,8 @@ class RoundDistribution:
     ends: list[End]
     counts: Floats
     split_mass: float  # P(the box splits)
+    super_cents: int | None = None  # the Super Bonus at this wager (11.2), a net of its own
+    super_others: int = 0  # what it pays each other box
 
     @property
     def dist(self) -> Dist:
@@ -130,6 +132,28 @@ class RoundDistribution:
             out = out + d
         return out
 
+    def boxes(self, k: int, others: bool = False) -> Dist:
+        """The masses of the sum of ``k`` boxes' nets at one table, the boxes independent
+        given the dealer's first card and outcome, as :meth:`covariance`; ``others``: with
+        the Super Bonus's payment to each other box (11.2) counted in their nets."""
+        out = EMPTY
+        extra = (k - 1) * self.super_others if others and self.super_cents is not None else 0
+        for row in self.parts:
+            for d in row:
+                mass = d.total()
+                if mass > 0:
+                    one = d.scaled(1 / mass)
+                    if extra:  # a Super Bonus box also pays each of the k - 1 others
+                        one = Dist.merge(
+                            np.where(one.keys == self.super_cents, one.keys + extra, one.keys),
+                            one.probs,
+                        )
+                    total = one
+                    for _ in range(k - 1):
+                        total = total.convolve(one)
+                    out = out + total.scaled(mass)
+        return out
+
     def covariance(self) -> float:
         """Cov of two boxes' nets at one table, per unit wager squared, taking them as
         independent given the dealer's first card and outcome (the cards one box takes from
@@ -177,7 +201,16 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
         for pair, (_, cnt) in splits.items():
             counts += up[u] * split_share[pair][u] * _pad1(cnt[u], e)
     split_mass = float(sum(up @ s for s in split_share.values()))
-    return RoundDistribution(game.wager, parts, list(ends.ends), counts, split_mass)
+    sb = game.pay.super_bonus
+    return RoundDistribution(
+        game.wager,
+        parts,
+        list(ends.ends),
+        counts,
+        split_mass,
+        None if sb is None or not game.rules.super_bonus else game.pay.cents(sb),
+        game.rules.super_bonus_others,
+    )
 
 
 def _pad(a: Floats, e: int) -> Floats:

@@ -240,17 +240,17 @@ class ParSheet:
     def shift(self) -> dict[str, Any]:
         """The operator's figures: theoretical win per hour and a shift's result bands."""
         op = self.operator
-        d = self.dist
-        v, c = d.variance, d.covariance()
-        b = op.boxes
-        per_round = b * v + b * (b - 1) * c  # one player's box each (wagers²)
+        table = self.dist.boxes(op.boxes, others=True)  # the players' nets, 11.2's included
+        w = self.dist.wager
+        per_round = table.central(2) / w**2  # wagers²
         rounds = op.rounds_per_hour * op.hours
-        win_hour = -self.report.ev * op.wager * b * op.rounds_per_hour
-        mean = -self.report.ev * op.wager * b * rounds
+        edge = -table.mean() / w  # the table's win per round, in wagers
+        win_hour = edge * op.wager * op.rounds_per_hour
+        mean = edge * op.wager * rounds
         sd = math.sqrt(per_round * rounds) * op.wager
         return {
             "rounds_per_hour": op.rounds_per_hour,
-            "boxes": b,
+            "boxes": op.boxes,
             "wager": op.wager,
             "hours": op.hours,
             "theoretical_win_per_hour": round(win_hour),
@@ -259,6 +259,23 @@ class ParSheet:
             "band95": [round(mean - Z["95"] * sd), round(mean + Z["95"] * sd)],
             "band99": [round(mean - Z["99"] * sd), round(mean + Z["99"] * sd)],
         }
+
+    def boxes(self) -> list[dict[str, Any]]:
+        """A round of k boxes (one player each): the variance of the players' total, and the
+        same with 11.2's payment to the other boxes counted (what the table pays)."""
+        w = self.dist.wager
+        out = []
+        for k in range(1, 8):
+            own, paid = self.dist.boxes(k), self.dist.boxes(k, others=True)
+            out.append(
+                {
+                    "boxes": k,
+                    "variance": own.central(2) / w**2,
+                    "ev_with_others": paid.mean() / w,
+                    "variance_with_others": paid.central(2) / w**2,
+                }
+            )
+        return out
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary()
@@ -279,10 +296,7 @@ class ParSheet:
             "insurance": self.insurance(),
             "super_bonus": self.super_bonus(),
             "operator": self.shift(),
-            "boxes": [
-                {"boxes": k, "variance": k * s["variance"] + k * (k - 1) * s["covariance"]}
-                for k in range(1, 8)
-            ],
+            "boxes": self.boxes(),
             "rule_effects": self.effects,
         }
 

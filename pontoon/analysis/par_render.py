@@ -197,7 +197,8 @@ def sections(doc: dict[str, Any]) -> list[Section]:
                     for b in doc["boxes"]
                 ],
             ],
-            f"The table's win (the players' loss). Bands: {prec['shift_band']}; boxes: "
+            "The table's win (the players' loss, 11.2's payments to other boxes included). "
+            f"Bands: {prec['shift_band']}; boxes: "
             f"{prec['covariance']} (covariance {doc['covariance']:.4f}).",
         )
     )
