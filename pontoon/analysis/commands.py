@@ -46,6 +46,13 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
         p.add_argument("--rounds-per-hour", type=int, default=60, help="operator: rounds an hour")
         p.add_argument("--boxes", type=int, default=7, help="operator: boxes in play (1-7)")
         p.add_argument("--hours", type=float, default=8.0, help="operator: hours in a shift")
+        p.add_argument(
+            "--rounds",
+            type=int,
+            default=10_000_000,
+            help="rounds simulated for two boxes' covariance (a chart only; 0: none)",
+        )
+        p.add_argument("--seed", type=int, default=1, help="seed of that simulation")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
     else:
         p.add_argument("--format", choices=("text", "csv", "png"), default="text")
@@ -125,7 +132,16 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             progress=not args.no_progress and sys.stderr.isatty(),
         )
-    doc = par_sheet(report, operator, effects).to_json()
+    simulated = None
+    if args.rounds < 0:
+        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
+    if args.rounds and report.chart is not None:
+        from pontoon.analysis.covariance import simulated_covariance
+
+        simulated = simulated_covariance(
+            rules, report.chart, args.wager, args.rounds, args.seed, workers
+        )
+    doc = par_sheet(report, operator, effects, simulated).to_json()
     if args.json:
         print(json.dumps(doc))
         return 0

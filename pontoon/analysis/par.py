@@ -21,6 +21,7 @@ from typing import Any, Final
 import numpy as np
 
 import pontoon
+from pontoon.analysis.covariance import Covariance
 from pontoon.analysis.dealer import OUTCOMES
 from pontoon.analysis.distribution import RoundDistribution, round_distribution
 from pontoon.analysis.evaluate import two_card_hands
@@ -87,6 +88,7 @@ class ParSheet:
     operator: Operator
     effects: list[dict[str, Any]] = field(default_factory=list)
     created: str = ""
+    simulated: Covariance | None = None  # two boxes' covariance from the simulator
 
     @property
     def rules(self) -> Any:
@@ -127,6 +129,7 @@ class ParSheet:
             "outcomes": EXACT,
             "insurance": EXACT,
             "covariance": "boxes independent given the dealer's first card and outcome",
+            "covariance_simulated": "simulated: each box's cards out of the other's shoe",
             "shift_band": NORMAL,
             "rule_effects": f"ev {EXACT}, variance {spread}",
             "split_error": SPLIT_ERROR,
@@ -240,11 +243,10 @@ class ParSheet:
     def shift(self) -> dict[str, Any]:
         """The operator's figures: theoretical win per hour and a shift's result bands."""
         op = self.operator
-        table = self.dist.boxes(op.boxes, others=True)  # the players' nets, 11.2's included
-        w = self.dist.wager
-        per_round = table.central(2) / w**2  # wagers²
+        table = self.boxes()[op.boxes - 1]  # the players' nets, 11.2's payments included
+        per_round = table["variance_with_others"]  # wagers²
         rounds = op.rounds_per_hour * op.hours
-        edge = -table.mean() / w  # the table's win per round, in wagers
+        edge = -table["ev_with_others"]  # the table's win per round, in wagers
         win_hour = edge * op.wager * op.rounds_per_hour
         mean = edge * op.wager * rounds
         sd = math.sqrt(per_round * rounds) * op.wager
@@ -264,15 +266,20 @@ class ParSheet:
         """A round of k boxes (one player each): the variance of the players' total, and the
         same with 11.2's payment to the other boxes counted (what the table pays)."""
         w = self.dist.wager
+        v = self.dist.variance
         out = []
         for k in range(1, 8):
             own, paid = self.dist.boxes(k), self.dist.boxes(k, others=True)
+            var = own.central(2) / w**2
+            extra = paid.central(2) / w**2 - var  # 11.2's payments to the others
+            if self.simulated is not None:  # the simulated covariance where there is one
+                var = k * v + k * (k - 1) * self.simulated.value
             out.append(
                 {
                     "boxes": k,
-                    "variance": own.central(2) / w**2,
+                    "variance": var,
                     "ev_with_others": paid.mean() / w,
-                    "variance_with_others": paid.central(2) / w**2,
+                    "variance_with_others": var + extra,
                 }
             )
         return out
@@ -297,6 +304,14 @@ class ParSheet:
             "super_bonus": self.super_bonus(),
             "operator": self.shift(),
             "boxes": self.boxes(),
+            "covariance_simulated": None
+            if self.simulated is None
+            else {
+                "value": self.simulated.value,
+                "se": self.simulated.se,
+                "rounds": self.simulated.rounds,
+                "seed": self.simulated.seed,
+            },
             "rule_effects": self.effects,
         }
 
@@ -307,10 +322,16 @@ def created_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
 
 
-def par_sheet(report: Report, operator: Operator, effects: list[dict[str, Any]]) -> ParSheet:
+def par_sheet(
+    report: Report,
+    operator: Operator,
+    effects: list[dict[str, Any]],
+    simulated: Covariance | None = None,
+) -> ParSheet:
     """The PAR sheet of an analysed strategy."""
     operator.check()
-    return ParSheet(report, round_distribution(report), operator, effects, created_now())
+    dist = round_distribution(report)
+    return ParSheet(report, dist, operator, effects, created_now(), simulated)
 
 
 __all__ = ["Operator", "ParSheet", "par_sheet"]
