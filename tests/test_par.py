@@ -32,7 +32,7 @@ def nz() -> dict[str, Any]:
 
 
 def test_par_json_has_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["par", *FAST, "--no-effects", "--json"])
+    code = main(["par", *FAST, "--no-effects", "--json", "--rounds", "300000", "--workers", "1"])
     out, _ = capsys.readouterr()
     doc = json.loads(out)
     assert code == 0
@@ -47,7 +47,12 @@ def test_par_json_has_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     for r in doc["outcomes"]:
         assert {"name", "probability", "payout", "one_in"} <= set(r)
     assert doc["rules"]["name"] == "classic-blackjack" and doc["strategy"] == "basic"
-    assert doc["precision"]["ev"] == "exact" and doc["precision"]["variance"] != "exact"
+    assert doc["precision"]["ev"] == "exact" and doc["precision"]["variance"] == "exact"
+    sim = doc["covariance_simulated"]  # two boxes of the chart, simulated, with its error
+    assert sim["rounds"] == 300_000 and 0 < sim["se"] < 0.01
+    assert abs(sim["value"] - doc["covariance"]) < 0.003 + 4 * sim["se"]
+    variance2 = 2 * doc["variance"] + 2 * sim["value"]
+    assert doc["boxes"][1]["variance"] == pytest.approx(variance2)
 
 
 def check_sheet(nz: dict[str, Any]) -> None:
@@ -139,13 +144,14 @@ def check_pdf(nz: dict[str, Any], tmp_path: Path) -> None:
         (["--format", "pdf"], "--format pdf needs --output"),
         (["--boxes", "9"], "--boxes (1-7)"),
         (["--hours", "0"], "--hours must be above 0"),
+        (["--rounds", "-5"], "--rounds must be 0 or more"),
         (["--strategy", "/nonexistent.csv"], "nonexistent.csv"),
     ],
 )
 def test_bad_input_exit_2_one_line(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["par", *FAST, "--no-effects", *args])
+    code = main(["par", *FAST, "--no-effects", "--rounds", "0", *args])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
@@ -154,6 +160,6 @@ def test_bad_input_exit_2_one_line(
 def test_malformed_chart_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chart = tmp_path / "bad.csv"
     chart.write_text("row,A,2\nH16,S\n", encoding="utf-8")
-    code = main(["par", *FAST, "--no-effects", "--strategy", str(chart)])
+    code = main(["par", *FAST, "--no-effects", "--rounds", "0", "--strategy", str(chart)])
     _, err = capsys.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1

@@ -67,6 +67,7 @@ class RoundDistribution:
     split_mass: float  # P(the box splits)
     super_cents: int | None = None  # the Super Bonus at this wager (11.2), a net of its own
     super_others: int = 0  # what it pays each other box
+    approximate_mass: float = 0.0  # P(a split the approximation plays: three or four hands)
 
     @property
     def dist(self) -> Dist:
@@ -201,6 +202,9 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
         for pair, (_, cnt) in splits.items():
             counts += up[u] * split_share[pair][u] * _pad1(cnt[u], e)
     split_mass = float(sum(up @ s for s in split_share.values()))
+    approximate = float(
+        sum(up @ s for pair, s in split_share.items() if not _exact_pair(game, pair))
+    )
     sb = game.pay.super_bonus
     return RoundDistribution(
         game.wager,
@@ -210,7 +214,14 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
         split_mass,
         None if sb is None or not game.rules.super_bonus else game.pay.cents(sb),
         game.rules.super_bonus_others,
+        approximate,
     )
+
+
+def _exact_pair(game: Game, pair: int) -> bool:
+    """Whether a pair's splits are enumerated exactly (two hands at most, a finite shoe; the
+    infinite shoe's hands are independent anyway)."""
+    return game.shoe.infinite or (EXACT_TWO_HANDS and max_hands(game, pair) == 2)
 
 
 def _pad(a: Floats, e: int) -> Floats:
@@ -331,7 +342,7 @@ def _split_parts(
     """Per first card and dealer outcome, the masses of a split box's nets; and (10 up, E)
     the expected number of its hands ending each way, for one split deal (against the first
     cards ``ups`` at least)."""
-    if EXACT_TWO_HANDS and max_hands(game, pair) == 2 and not game.shoe.infinite:
+    if _exact_pair(game, pair) and not game.shoe.infinite:
         return _two_hand_parts(game, ends, pair, sv, ups)
     c = game.comps
     two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])

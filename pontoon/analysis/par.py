@@ -113,11 +113,12 @@ class ParSheet:
             "element_of_risk": -self.report.ev / wagered,
             "covariance": d.covariance(),
             "split_probability": d.split_mass,
+            "approximated_probability": d.approximate_mass,
             "volatility_index": {k: z * math.sqrt(var) for k, z in Z.items()},
         }
 
     def precision(self) -> dict[str, str]:
-        spread = SPLITS if self.dist.split_mass > 0 else EXACT
+        spread = SPLITS if self.dist.approximate_mass > 0 else EXACT
         return {
             "ev": EXACT,
             "house_edge": EXACT,

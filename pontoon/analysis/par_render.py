@@ -88,6 +88,11 @@ def sections(doc: dict[str, Any]) -> list[Section]:
                     prec["ev"],
                 ],
                 ["P(the box splits)", pct(doc["split_probability"], 3), prec["ev"]],
+                [
+                    "P(a split the spread approximates: 3-4 hands)",
+                    pct(doc["approximated_probability"], 3),
+                    prec["ev"],
+                ],
                 *[
                     [f"volatility index {k} %", num(v, 4), prec["sd"]]
                     for k, v in doc["volatility_index"].items()
