@@ -4,8 +4,10 @@ For each first card the dealer's possible draws are enumerated once: every multi
 cards after which the dealer stops (14.3: hard 17 or more, soft 18 or more, soft 17 too unless
 the dealer hits it), with the number of orders in which the dealer can draw it. From a shoe of
 counts ``n`` (``N`` cards) each order has probability ``prod_v n_v^(d_v) / N^(|D|)`` (falling
-powers), so one matrix product over all shoes at once gives every probability; the infinite
-shoe uses ``prod_v p_v^d_v``.
+powers); the infinite shoe uses ``prod_v p_v^d_v``. The hands are walked as a trie of draws
+(:class:`_Trie`), products of ratios shared by every hand with the same first draws, for
+thousands of shoes at once; :func:`dealer_tables` does every first card in one walk of the
+whole hands (first card included), then divides by the first card's probability.
 
 >>> import numpy as np
 >>> paths = dealer_paths(6, hits_soft_17=True)
@@ -16,19 +18,18 @@ shoe uses ``prod_v p_v^d_v``.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
 import numpy as np
 
-from pontoon.analysis.composition import Floats, Ints, safe_log
+from pontoon.analysis.composition import Floats, Ints
 
 OUTCOMES: Final = ("17", "18", "19", "20", "21", "bust", "pontoon")
 BUST: Final = 5
 NATURAL: Final = 6
-CHUNK: Final = 2048
 
 
 @dataclass(frozen=True)
@@ -40,94 +41,223 @@ class DealerPaths:
     counts: Ints  # (D, 10): cards drawn after the first card
     log_weight: Floats  # (D,): log of the number of orders
     outcome: Ints  # (D,): index into OUTCOMES
+    orders: Floats  # (D,): the number of orders
 
 
 @cache
 def dealer_paths(up: int, hits_soft_17: bool) -> DealerPaths:
-    """The dealer's stopping hands after first card ``up`` (14.3)."""
-    found: Counter[tuple[int, ...]] = Counter()
-
-    def rec(counts: list[int], hard: int, ncards: int) -> None:
-        soft = counts[0] > 0 or up == 1
-        total = hard + 10 if soft and hard <= 11 else hard
-        is_soft = soft and hard <= 11
-        if total > 21 or total > 17 or (total == 17 and not (is_soft and hits_soft_17)):
-            found[tuple(counts)] += 1
-            return
-        for v in range(1, 11):
-            counts[v - 1] += 1
-            rec(counts, hard + v, ncards + 1)
-            counts[v - 1] -= 1
-
-    rec([0] * 10, up, 1)
-    keys = sorted(found)
-    counts = np.array(keys, dtype=np.int64)
-    outcome = np.empty(len(keys), dtype=np.int64)
-    for i, k in enumerate(keys):
-        hard = up + sum((v + 1) * n for v, n in enumerate(k))
-        soft = (up == 1 or k[0] > 0) and hard <= 11
-        total = hard + 10 if soft else hard
-        if total > 21:
-            outcome[i] = BUST
-        elif total == 21 and sum(k) == 1:
-            outcome[i] = NATURAL  # the dealer's first two cards: A and a ten-value card
-        else:
-            outcome[i] = total - 17
-    weight = np.log(np.array([found[k] for k in keys], dtype=np.float64))
-    return DealerPaths(up, hits_soft_17, counts, weight, outcome)
+    """The dealer's stopping hands after first card ``up`` (14.3), each with its number of
+    orders: counted card by card over the hands still drawing (a hand reached in several
+    orders is one state), not order by order."""
+    # A hand is coded as an integer, four bits per value (the dealer never holds 16 of one).
+    ended: Counter[int] = Counter()
+    level: dict[tuple[int, int, bool], int] = {(0, up, up == 1): 1}  # (code, hard, ace): ways
+    while level:
+        after: dict[tuple[int, int, bool], int] = defaultdict(int)
+        for (code, hard, ace), ways in level.items():
+            is_soft = ace and hard <= 11
+            total = hard + 10 if is_soft else hard
+            if total > 17 or (total == 17 and not (is_soft and hits_soft_17)):
+                ended[code] += ways
+                continue
+            for v in range(10):
+                after[code + (1 << (4 * v)), hard + v + 1, ace or v == 0] += ways
+        level = after
+    codes = np.fromiter(ended, dtype=np.int64, count=len(ended))
+    held = (codes[:, None] >> (4 * np.arange(10))) & 15
+    order = np.lexsort(held.T[::-1])  # by counts, as tuples sort
+    counts = np.ascontiguousarray(held[order])
+    orders = np.fromiter(ended.values(), dtype=np.float64, count=len(ended))[order]
+    hards = up + counts @ np.arange(1, 11)
+    softs = ((up == 1) | (counts[:, 0] > 0)) & (hards <= 11)
+    totals = np.where(softs, hards + 10, hards)
+    outcome = np.where(totals > 21, BUST, totals - 17)
+    # the dealer's first two cards: A and a ten-value card
+    outcome[(totals == 21) & (counts.sum(axis=1) == 1)] = NATURAL
+    return DealerPaths(up, hits_soft_17, counts, np.log(orders), outcome, orders)
 
 
-def _design(paths: DealerPaths) -> tuple[Ints, Floats]:
-    """For each value the most cards of it any path draws, and the 0/1 design matrix:
-    column (v, j) is 1 when the path draws more than j cards of value v, the last columns
-    (j) are -1 when it draws more than j cards in all."""
-    most = paths.counts.max(axis=0)
-    longest = int(paths.counts.sum(axis=1).max())
-    cols = []
-    for v in range(10):
-        for j in range(int(most[v])):
-            cols.append((paths.counts[:, v] > j).astype(np.float64))
-    ncards = paths.counts.sum(axis=1)
-    for j in range(longest):
-        cols.append(-(ncards > j).astype(np.float64))
-    return most, np.stack(cols, axis=1)
+Draw = tuple[int, int, int]  # value index, cards before it, cards of that value
+
+
+@dataclass(frozen=True)
+class _Trie:
+    """Dealer's hands as a trie of *draws*: a draw is ``d`` cards of one value taken after
+    ``c`` cards (values in descending order, which shares the most prefixes). A node's
+    probability is its parent's times its draw's factor ``prod_{i<d} (n_v - i) / (N - c -
+    i)``, the falling powers of the module's docstring one card at a time. Nodes come by
+    depth (every parent before its children); ``weight[r, k]``: what the ``k``-th hand
+    (node ``leaf[k]``) adds to row ``r`` of the result (its number of orders)."""
+
+    value: Ints  # (draws,) the value index of each distinct draw
+    before: Ints  # (draws,) cards drawn before it
+    cards: Ints  # (draws,) cards in it
+    parent: Ints  # (nodes,) the parent node (node 0 is the root: no card drawn)
+    draw: Ints  # (nodes,) the node's draw
+    depths: tuple[tuple[int, int], ...]  # node ranges [lo, hi) of depths 1, 2, ...
+    leaf: Ints  # (hands,) each hand's node, the hands grouped by outcome
+    blocks: tuple[tuple[int, int, int], ...]  # (outcome, lo, hi): the hands of each outcome
+    weight: Floats  # (rows, hands)
+
+
+ORDER: Final = tuple(range(9, -1, -1))  # tens first: the fewest nodes
+CELLS: Final = 1 << 18  # nodes x shoes evaluated at once (2 MB)
+
+
+def _build(hands: list[tuple[int, ...]], outcome: list[int], weight: Floats) -> _Trie:
+    """The trie of ``hands`` (counts by value), each of ``outcome``, ``weight`` (rows,
+    hands)."""
+    draws: dict[Draw, int] = {}
+    levels: list[dict[tuple[Draw, ...], int]] = []
+    ends: list[tuple[Draw, ...]] = []
+    for hand in hands:
+        prefix: tuple[Draw, ...] = ()
+        drawn = 0
+        for v in ORDER:
+            d = hand[v]
+            if d:
+                draw = (v, drawn, d)
+                prefix = (*prefix, draw)
+                if len(levels) < len(prefix):
+                    levels.append({})
+                levels[len(prefix) - 1].setdefault(prefix, draws.setdefault(draw, len(draws)))
+                drawn += d
+        ends.append(prefix)
+    index: dict[tuple[Draw, ...], int] = {(): 0}
+    parent, code, depths = [0], [0], []
+    for level in levels:
+        lo = len(parent)
+        for prefix, k in level.items():
+            index[prefix] = len(parent)
+            parent.append(index[prefix[:-1]])
+            code.append(k)
+        depths.append((lo, len(parent)))
+    order = sorted(range(len(hands)), key=lambda h: outcome[h])
+    blocks = []
+    for o in sorted(set(outcome)):
+        ks = [j for j, h in enumerate(order) if outcome[h] == o]
+        blocks.append((o, ks[0], ks[-1] + 1))
+    keys = sorted(draws, key=lambda k: (-k[2], k[0], k[1]))  # the longest draws first
+    renumber = np.empty(len(keys), dtype=np.int64)
+    renumber[[draws[k] for k in keys]] = np.arange(len(keys))
+    return _Trie(
+        np.array([v for v, _, _ in keys], dtype=np.int64),
+        np.array([c for _, c, _ in keys], dtype=np.int64),
+        np.array([d for _, _, d in keys], dtype=np.int64),
+        np.array(parent, dtype=np.int64),
+        renumber[np.array(code, dtype=np.int64)],
+        tuple(depths),
+        np.array([index[ends[h]] for h in order], dtype=np.int64),
+        tuple(blocks),
+        np.ascontiguousarray(weight[:, order]),
+    )
 
 
 @cache
-def _cached_design(up: int, hits_soft_17: bool) -> tuple[Ints, Floats, Floats, Floats]:
-    """The design, log weights and outcome columns of the paths that do not bust: a bust's
-    probability is what the others leave (every shoe here holds enough cards for the dealer
-    to finish), which halves the work."""
+def _trie(up: int, hits_soft_17: bool) -> _Trie:
+    """The cards ``up``'s dealer draws in the hands that do not bust (a bust's probability
+    is what the others leave: every shoe here holds enough cards for the dealer to finish,
+    and this halves the work); one row of weights, the number of orders."""
     paths = dealer_paths(up, hits_soft_17)
-    most, design = _design(paths)
-    keep = paths.outcome != BUST
-    onehot = np.zeros((int(keep.sum()), len(OUTCOMES)))
-    onehot[np.arange(int(keep.sum())), paths.outcome[keep]] = 1.0
-    return most, design[keep], paths.log_weight[keep], onehot
+    keep = np.flatnonzero(paths.outcome != BUST)
+    hands = [tuple(int(x) for x in paths.counts[p]) for p in keep]
+    return _build(hands, [int(paths.outcome[p]) for p in keep], paths.orders[keep][None, :])
+
+
+@cache
+def _full_trie(hits_soft_17: bool) -> _Trie:
+    """Every first card's hands that do not bust, first card included, as one trie: a hand
+    of cards ``H`` is the same whichever of its cards came first. Row ``up - 1`` of the
+    weights: its number of orders starting with ``up`` (0 if ``up`` is not in it)."""
+    orders: dict[tuple[int, ...], list[float]] = {}
+    outcome: dict[tuple[int, ...], int] = {}
+    for up in range(1, 11):
+        paths = dealer_paths(up, hits_soft_17)
+        kept = paths.outcome != BUST
+        for hand, ways, end in zip(
+            paths.counts[kept].tolist(),
+            paths.orders[kept].tolist(),
+            paths.outcome[kept].tolist(),
+            strict=True,
+        ):
+            hand[up - 1] += 1
+            key = tuple(hand)
+            orders.setdefault(key, [0.0] * 10)[up - 1] += ways
+            outcome[key] = end  # the cards decide the outcome
+    hands = list(orders)
+    weight = np.array([orders[h] for h in hands]).T
+    return _build(hands, [outcome[h] for h in hands], weight)
 
 
 def dealer_table(paths: DealerPaths, shoes: Floats, *, infinite: bool) -> Floats:
     """Probabilities of each of :data:`OUTCOMES` (columns) for each shoe (rows of counts
     left after the dealer's first card and the player's cards; for the infinite shoe, rows of
     probabilities)."""
-    most, design, log_weight, onehot = _cached_design(paths.up, paths.hits_soft_17)
     shoes = np.atleast_2d(np.asarray(shoes, dtype=np.float64))
-    out = np.empty((shoes.shape[0], len(OUTCOMES)))
-    for lo in range(0, shoes.shape[0], CHUNK):
-        part = shoes[lo : lo + CHUNK]
-        feats = _features(part, most, design.shape[1], infinite)
-        logp = feats @ design.T + log_weight
-        out[lo : lo + CHUNK] = np.exp(logp) @ onehot
+    out = _evaluate(_trie(paths.up, paths.hits_soft_17), shoes, infinite)[:, 0]
     out[:, BUST] = 1.0 - (out.sum(axis=1) - out[:, BUST])
     return out
 
 
-def _features(shoes: Floats, most: Ints, width: int, infinite: bool) -> Floats:
-    cols = []
+def dealer_tables(hits_soft_17: bool, shoes: Floats, *, infinite: bool) -> Floats:
+    """(shoes, 10 first cards, outcomes): :func:`dealer_table` for every first card at once,
+    from rows of counts (or probabilities) *before* the dealer's first card: each hand of
+    the dealer's is worked out once, for all of its cards that may have come first, then
+    divided by that card's probability. A first card the shoe does not hold takes
+    :func:`dealer_table` of the shoe with that card taken out anyway, as before."""
+    shoes = np.atleast_2d(np.asarray(shoes, dtype=np.float64))
+    out = _evaluate(_full_trie(hits_soft_17), shoes, infinite)
+    first = shoes if infinite else shoes / shoes.sum(axis=1, keepdims=True)
+    held = first > 0
+    out /= np.where(held, first, 1.0)[:, :, None]
+    for u in np.flatnonzero(~held.all(axis=0)):
+        rows = np.flatnonzero(~held[:, u])
+        left = shoes[rows].copy()
+        left[:, u] = (shoes[rows, u] - 1) if not infinite else shoes[rows, u]
+        out[rows, u] = dealer_table(dealer_paths(int(u) + 1, hits_soft_17), left, infinite=infinite)
+    out[:, :, BUST] = 1.0 - (out.sum(axis=2) - out[:, :, BUST])
+    return out
+
+
+def _evaluate(trie: _Trie, shoes: Floats, infinite: bool) -> Floats:
+    """(shoes, weight rows, outcomes) the weighted probabilities of the trie's hands summed
+    by outcome (the bust column left 0)."""
+    out = np.zeros((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
+    nodes = len(trie.parent)
+    step = max(1, CELLS // nodes)
+    vals = np.empty((nodes, min(step, shoes.shape[0])))
+    for lo in range(0, shoes.shape[0], step):
+        part = shoes[lo : lo + step]
+        factor = _draw_factors(trie, part, infinite)
+        v = vals[:, : part.shape[0]]
+        v[0] = 1.0
+        for a, b in trie.depths:
+            np.multiply(v[trie.parent[a:b]], factor[trie.draw[a:b]], out=v[a:b])
+        ends = v[trie.leaf]
+        for o, a, b in trie.blocks:
+            out[lo : lo + step, :, o] = (trie.weight[:, a:b] @ ends[a:b]).T
+    return out
+
+
+def _draw_factors(trie: _Trie, shoes: Floats, infinite: bool) -> Floats:
+    """(draws, shoes) each draw's probability factor (see :class:`_Trie`); a card that is
+    not there makes it 0. The draws come longest first, so the ones with more than ``i``
+    cards are a leading block."""
+    n = shoes.T[trie.value]  # (draws, shoes)
     total = shoes.sum(axis=1)
-    for v in range(10):
-        for j in range(int(most[v])):
-            cols.append(safe_log(shoes[:, v] if infinite else shoes[:, v] - j))
-    for j in range(width - len(cols)):
-        cols.append(np.zeros(len(total)) if infinite else safe_log(total - j))
-    return np.stack(cols, axis=1)
+    guard = not infinite and float(total.min()) <= float(np.max(trie.before + trie.cards))
+    out = np.empty_like(n)
+    for i in range(int(trie.cards[0])):
+        k = int(np.searchsorted(-trie.cards, -i, side="left"))  # draws of more than i cards
+        num = np.maximum(n[:k] if infinite else n[:k] - i, 0.0)
+        if not infinite:
+            den = total[None, :] - (trie.before[:k, None] + i)
+            if guard:  # too few cards for the dealer to finish: never in a real shoe
+                num = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+            else:
+                num /= den
+        if i == 0:
+            out[:] = num
+        else:
+            out[:k] *= num
+    return out

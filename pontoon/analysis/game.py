@@ -26,9 +26,10 @@ from typing import Final
 import numpy as np
 
 from pontoon.analysis.composition import Comp, Compositions, Floats, ShoeModel, comp_of
-from pontoon.analysis.dealer import BUST, NATURAL, DealerPaths, dealer_paths, dealer_table
-from pontoon.analysis.payoffs import Payoffs
+from pontoon.analysis.dealer import BUST, NATURAL, DealerPaths, dealer_paths, dealer_tables
+from pontoon.analysis.payoffs import MIXED, Payoffs, card
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
+from pontoon.cards import Card
 from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
 from pontoon.vocab import Action
@@ -40,13 +41,14 @@ UPS: Final = np.arange(1, 11)
 Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
 
 
+ROWS_KEPT: Final = 2  # split-hand contexts whose Rows stay cached (about 7 MB each)
 DealerKey = tuple[tuple[float, ...], bool, bool]  # shoe counts, infinite, dealer hits soft 17
-_DEALER_CACHE: OrderedDict[DealerKey, dict[tuple[float, ...], Floats]] = OrderedDict()
+_DEALER_CACHE: OrderedDict[DealerKey, dict[bytes, Floats]] = OrderedDict()  # by cards out
 _DEALER_LOCK = threading.Lock()
-DEALER_CACHE_SHOES: Final = 2  # about 30 MB each for a 6-deck shoe with resplits
+DEALER_CACHE_SHOES: Final = 2  # about 17 MB each for a 6-deck shoe with resplits
 
 
-def _dealer_cache(key: DealerKey) -> dict[tuple[float, ...], Floats]:
+def _dealer_cache(key: DealerKey) -> dict[bytes, Floats]:
     """The dealer's outcome tables by cards out, shared by every game of one shoe and soft-17
     rule in this process (the tables depend on nothing else): rule variations, a hand
     calculator after its chart, ``strategy`` after ``analyze`` reuse them."""
@@ -58,6 +60,21 @@ def _dealer_cache(key: DealerKey) -> dict[tuple[float, ...], Floats]:
             while len(_DEALER_CACHE) > DEALER_CACHE_SHOES:
                 _DEALER_CACHE.popitem(last=False)
         return _DEALER_CACHE[key]
+
+
+_CARDS: dict[tuple[int, str], Card] = {}
+
+
+def _cards_of(c: Comp) -> list[Card]:
+    """:func:`pontoon.analysis.payoffs.cards_of`, each card made once."""
+    out: list[Card] = []
+    for i, n in enumerate(c):
+        if n:
+            key = (i + 1, MIXED[len(out) % 4])  # one suit for the cards of a value, as there
+            if key not in _CARDS:
+                _CARDS[key] = card(*key)
+            out += [_CARDS[key]] * n
+    return out
 
 
 @dataclass(frozen=True)
@@ -112,6 +129,58 @@ class Values:
     by_suits: bool = False
 
 
+FILL: Final = {"act": NEG, "rescued": False}  # out of play; every other array holds 0
+
+
+def _dense(rows: np.ndarray, every: np.ndarray, m: int, name: str) -> np.ndarray:
+    """A Values array over all ``m`` compositions from its ``rows`` in play (``every``)."""
+    out = np.full((m, *rows.shape[1:]), FILL.get(name, 0), dtype=rows.dtype)
+    out[every] = rows
+    return out
+
+
+class _LazyValues(Values):
+    """The :class:`Values` of a split hand, kept as the rows of the compositions in play
+    (those holding the pair card: a third of them on average). Each field becomes the
+    usual array over every composition when first read, and stays; :func:`values_at`
+    reads rows without that."""
+
+    def __init__(
+        self,
+        every: np.ndarray,
+        m: int,
+        compact: dict[str, np.ndarray],
+        premium: dict[int, tuple[Floats, Floats]],
+        by_suits: bool,
+    ) -> None:
+        self._every = every
+        self._m = m
+        self._compact = compact
+        self._inv = np.full(m, -1, dtype=np.int64)
+        self._inv[every] = np.arange(len(every))
+        self.premium = premium
+        self.by_suits = by_suits
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        compact = self.__dict__.get("_compact")  # (not there while unpickling)
+        if compact is None or name not in compact:
+            raise AttributeError(name)
+        out = _dense(compact[name], self._every, self._m, name)
+        setattr(self, name, out)
+        return out
+
+
+def values_at(v: Values, name: str, idx: np.ndarray) -> np.ndarray:
+    """``getattr(v, name)[idx]``, without making a split hand's whole array."""
+    if isinstance(v, _LazyValues) and name not in v.__dict__:
+        at = v._inv[idx]
+        out: np.ndarray = v._compact[name][np.where(at < 0, 0, at)]
+        out[at < 0] = FILL.get(name, 0)
+        return out
+    rows: np.ndarray = getattr(v, name)[idx]
+    return rows
+
+
 class Game:
     """One rule set, one wager, one shoe: everything the hand-by-hand analysis needs."""
 
@@ -134,14 +203,15 @@ class Game:
         self.peek = rules.dealer_peeks
         self.comps = Compositions.build()
         c = self.comps
-        self.win1 = np.array([self.pay.win(x, doubled=False) for x in c.comps])
-        self.win2 = np.array([self.pay.win(x, doubled=True) for x in c.comps])
+        hands = [_cards_of(x) for x in c.comps]
+        self.win1 = np.array([self.pay.win_cards(h, doubled=False) for h in hands])
+        self.win2 = np.array([self.pay.win_cards(h, doubled=True) for h in hands])
         self.coef1 = self._stand_coef(1, self.win1)
         self.coef2 = self._stand_coef(2, self.win2)
         self._dealer = _dealer_cache(
             (tuple(self.shoe.counts.tolist()), infinite, rules.dealer_hits_soft_17)
         )
-        self._rows: dict[Context, Rows] = {}
+        self._rows: OrderedDict[Context, Rows] = OrderedDict()
         self._configs: dict[tuple[object, ...], list[Config]] = {}
         self._legal: dict[tuple[bool, bool], np.ndarray] = {}
 
@@ -158,30 +228,24 @@ class Game:
             coef[:, NATURAL] = -self.pay.natural_loss(amount == 2)
         return coef
 
-    def dealer_rows(self, removed: list[tuple[float, ...]]) -> Floats:
-        """Dealer outcome tables (len, 10 up, 7) for shoes with ``removed`` cards out
-        (besides the dealer's first card), computed once each."""
-        missing = [r for r in dict.fromkeys(removed) if r not in self._dealer]
-        if missing:
+    def dealer_rows(self, removed: Floats) -> Floats:
+        """Dealer outcome tables (len, 10 up, 7) for shoes with ``removed`` cards out (rows of
+        counts, besides the dealer's first card), computed once each."""
+        removed = np.ascontiguousarray(removed, dtype=np.float64) + 0.0  # no -0.0 in keys
+        keys = [r.tobytes() for r in removed]
+        fresh = {k: j for j, k in enumerate(keys) if k not in self._dealer}
+        if fresh:
+            h17 = self.rules.dealer_hits_soft_17
             if self.infinite:
-                one = np.stack(
-                    [
-                        dealer_table(self._paths(int(u)), self.shoe.probs()[None], infinite=True)[0]
-                        for u in UPS
-                    ]
-                )
-                for r in missing:
-                    self._dealer[r] = one
+                one = dealer_tables(h17, self.shoe.probs()[None], infinite=True)[0]
+                for k in fresh:
+                    self._dealer[k] = one
             else:
-                rem = np.array(missing, dtype=np.float64)
-                out = np.empty((len(missing), 10, 7))
-                for u in UPS:
-                    shoes = self.shoe.counts - rem
-                    shoes[:, u - 1] -= 1
-                    out[:, u - 1] = dealer_table(self._paths(int(u)), shoes, infinite=False)
-                for r, t in zip(missing, out, strict=True):
-                    self._dealer[r] = t
-        return np.stack([self._dealer[r] for r in removed]) if removed else np.zeros((0, 10, 7))
+                shoes = self.shoe.counts - removed[list(fresh.values())]
+                out = dealer_tables(h17, shoes, infinite=False)
+                for k, t in zip(fresh, out, strict=True):
+                    self._dealer[k] = t
+        return np.stack([self._dealer[k] for k in keys]) if keys else np.zeros((0, 10, 7))
 
     def _paths(self, up: int) -> DealerPaths:
         return dealer_paths(up, self.rules.dealer_hits_soft_17)
@@ -196,6 +260,7 @@ class Game:
     def rows(self, ctx: Context) -> Rows:
         """The shoe's offer to each composition of ``ctx`` (cached)."""
         if ctx in self._rows:
+            self._rows.move_to_end(ctx)
             return self._rows[ctx]
         c = self.comps
         mask = c.ncards >= 2
@@ -207,27 +272,30 @@ class Game:
         offset = np.array(ctx.offset(), dtype=np.float64)
         removed = c.matrix[idx] + offset
         m = len(c)
-        rem = np.zeros((m, 10, 10))
-        rem[idx] = np.clip(self.shoe_after(removed), 0.0, None)
+        rem = np.clip(self.shoe_after(removed), 0.0, None)  # (in play, 10 up, 10 card)
         size = rem.sum(axis=-1, keepdims=True)
-        nxt = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
+        nxt = np.zeros((m, 10, 10))
+        nxt[idx] = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
         table = np.zeros((m, 10, 7))
-        table[idx] = self.dealer_rows([tuple(float(v) for v in r) for r in removed])
+        table[idx] = self.dealer_rows(removed)
         pn = table[..., NATURAL]
         f = 1.0 - pn if self.peek else np.ones_like(pn)
-        f_after = np.ones((m, 10, 10))
+        f_after = np.ones((m, 10, 10))  # compositions out of play keep 1 (no pontoon)
         if self.peek:
-            f_after = np.repeat(f[:, :, None], 10, axis=2)
+            f_after[idx] = f[idx][:, :, None]
             if not self.infinite:
                 for u, nat in ((1, 10), (10, 1)):
-                    s = size[:, u - 1, 0]
+                    sz = size[:, u - 1, 0]
                     left = rem[:, u - 1, nat - 1]
                     for x in range(1, 11):
                         hit = left - (1.0 if x == nat else 0.0)
-                        pn_x = np.divide(hit, s - 1, out=np.zeros_like(s), where=s > 1)
-                        f_after[:, u - 1, x - 1] = 1.0 - pn_x
+                        pn_x = np.divide(hit, sz - 1, out=np.zeros_like(sz), where=sz > 1)
+                        f_after[idx, u - 1, x - 1] = 1.0 - pn_x
         rows = Rows(mask, nxt, table, pn, f, f_after)
         self._rows[ctx] = rows
+        split = [k for k in self._rows if k.pair is not None or k.others]
+        for k in split[: max(len(split) - ROWS_KEPT, 0)]:  # the unsplit hand's stay
+            del self._rows[k]
         return rows
 
     # ------------------------------------------------------------------ legality
@@ -355,13 +423,17 @@ class Game:
         rows = self.rows(ctx)
         legal = self.legal(ctx)
         m = len(c)
-        act = np.full((m, 10, 4), NEG)
-        sact = np.zeros((m, 10, 4))
-        choice = np.zeros((m, 10), dtype=np.int64)
-        node, snode = np.zeros((m, 10)), np.zeros((m, 10))
-        arr1, sarr1 = np.zeros((m, 10)), np.zeros((m, 10))
-        arr2, sarr2 = np.zeros((m, 10)), np.zeros((m, 10))
-        rescued = np.zeros((m, 10), dtype=bool)
+        every = np.flatnonzero(rows.mask)  # the compositions in play, in the rows below
+        inv = np.full(m, -1, dtype=np.int64)
+        inv[every] = np.arange(len(every))
+        k = len(every)
+        act = np.full((k, 10, 4), NEG)
+        sact = np.zeros((k, 10, 4))
+        choice = np.zeros((k, 10), dtype=np.int64)
+        node, snode = np.zeros((k, 10)), np.zeros((k, 10))
+        arr1, sarr1 = np.zeros((k, 10)), np.zeros((k, 10))
+        arr2, sarr2 = np.zeros((k, 10)), np.zeros((k, 10))
+        rescued = np.zeros((k, 10), dtype=bool)
         prem = self.premiums(ctx, rows)
         avg_prem: dict[int, tuple[Floats, Floats]] = {}
         for i, per_up in prem.items():
@@ -374,6 +446,7 @@ class Game:
             idx = group[rows.mask[group]]
             if not idx.size:
                 continue
+            at = inv[idx]
             tab = rows.table[idx]
             pn = rows.pn[idx]
             stand1 = np.einsum("kuo,ko->ku", tab, self.coef1[idx])
@@ -385,7 +458,7 @@ class Game:
             if t < 21:
                 ch = c.child[idx]
                 bust = (ch < 0)[:, None, :]
-                safe = np.where(ch < 0, 0, ch)
+                safe = inv[np.where(ch < 0, 0, ch)]  # a card that busts reads any row
                 nxt = rows.nxt[idx]
                 fa = rows.f_after[idx]
                 a1 = np.where(bust, -fa, arr1[safe].transpose(0, 2, 1))
@@ -401,7 +474,7 @@ class Game:
             else:
                 surr = np.full_like(pn, -loss)
             vals = np.stack([stand1, hit, dbl, surr], axis=-1)
-            for j, i in enumerate(idx):
+            for j, i in enumerate(idx if avg_prem else ()):
                 if int(i) in avg_prem:
                     vals[j, :, HIT] += avg_prem[int(i)][0]
                     vals[j, :, DOUBLE] += avg_prem[int(i)][1]
@@ -413,38 +486,51 @@ class Game:
             pick = np.argmax(np.where(lg, key, NEG), axis=-1)
             v = np.take_along_axis(vals, pick[..., None], axis=-1)[..., 0]
             sv = np.take_along_axis(svals, pick[..., None], axis=-1)[..., 0]
-            if scores is None and chooser is None:
+            if scores is None and chooser is None and prem:
                 for j, i in enumerate(idx):
                     if int(i) in prem:
                         v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[int(i)], prem[int(i)])
-            act[idx] = np.where(lg, vals, NEG)
-            sact[idx] = svals
-            choice[idx] = pick
-            node[idx] = v
-            snode[idx] = sv
+            act[at] = np.where(lg, vals, NEG)
+            sact[at] = svals
+            choice[at] = pick
+            node[at] = v
+            snode[at] = sv
             if t == 21:
                 if r.player_21_wins:  # 9.2: paid at once
-                    arr1[idx] = self.win1[idx][:, None] * rows.f[idx]
-                    arr2[idx] = self.win2[idx][:, None] * rows.f[idx]
+                    arr1[at] = self.win1[idx][:, None] * rows.f[idx]
+                    arr2[at] = self.win2[idx][:, None] * rows.f[idx]
                 else:
-                    arr1[idx], sarr1[idx] = stand1, pn
-                    arr2[idx], sarr2[idx] = stand2, pn
+                    arr1[at], sarr1[at] = stand1, pn
+                    arr2[at], sarr2[at] = stand2, pn
             else:
-                arr1[idx], sarr1[idx] = v, sv
-                arr2[idx], sarr2[idx] = stand2, pn
+                arr1[at], sarr1[at] = v, sv
+                arr2[at], sarr2[at] = stand2, pn
                 if r.double_rescue:  # 12: forfeit the original wager instead of standing
                     forfeit = -rows.f[idx]
                     if rescue is None:
                         better = forfeit > stand2
                     else:
                         better = np.broadcast_to(rescue[int(_soft), t][None, :], stand2.shape)
-                    arr2[idx] = np.where(better, forfeit, stand2)
-                    sarr2[idx] = np.where(better, 0.0, pn)
-                    rescued[idx] = better
+                    arr2[at] = np.where(better, forfeit, stand2)
+                    sarr2[at] = np.where(better, 0.0, pn)
+                    rescued[at] = better
         by_suits = scores is None and chooser is None
-        return Values(
-            act, sact, choice, node, snode, arr1, sarr1, arr2, sarr2, avg_prem, rescued, by_suits
+        compact = dict(
+            act=act,
+            sact=sact,
+            choice=choice,
+            node=node,
+            snode=snode,
+            arr1=arr1,
+            sarr1=sarr1,
+            arr2=arr2,
+            sarr2=sarr2,
+            rescued=rescued,
         )
+        if ctx.pair is None and not ctx.others:  # the unsplit hand's: read everywhere
+            dense = {name: _dense(a, every, m, name) for name, a in compact.items()}
+            return Values(**dense, premium=avg_prem, by_suits=by_suits)
+        return _LazyValues(every, m, compact, avg_prem, by_suits)
 
     @staticmethod
     def _best_by_suits(

@@ -31,7 +31,7 @@ from typing import Final, TypeVar
 import numpy as np
 
 from pontoon.analysis.composition import Floats, comp_of
-from pontoon.analysis.game import Context, Game, Values
+from pontoon.analysis.game import Context, Game, Values, values_at
 
 Pattern = tuple[float, int, int, int]  # probability, resplits, N hands, x hands
 CAP_13_7 = True  # apply the 13.7 correction (off only to measure its size, docs/analysis.md)
@@ -209,8 +209,8 @@ def _hand_values(
     """(10 up,) each: value and P(pontoon, stood) of an N hand and of an x hand with ``j``
     other pair cards out, and P(dealer pontoon) from that shoe."""
     weights_n, weights_x, pn = split_weights(game, pair, j, m0)
-    arr = v.arr1[two].T  # (10 up, 10 second card)
-    sarr = v.sarr1[two].T
+    arr = values_at(v, "arr1", two).T  # (10 up, 10 second card)
+    sarr = values_at(v, "sarr1", two).T
     e_n = (weights_n * arr).sum(axis=1)
     s_n = (weights_n * sarr).sum(axis=1)
     e_x = (weights_x * arr).sum(axis=1)

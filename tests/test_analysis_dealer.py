@@ -1,0 +1,91 @@
+"""The dealer's outcome table (pontoon/analysis/dealer.py) against exact rational arithmetic:
+every stopping hand's probability summed as a fraction, for real and depleted shoes."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from pontoon.analysis.dealer import BUST, OUTCOMES, dealer_paths, dealer_table, dealer_tables
+
+
+def exact_table(up: int, h17: bool, shoe: list[int]) -> list[Fraction]:
+    """P(each outcome) by the falling powers of dealer.py's docstring, in fractions."""
+    paths = dealer_paths(up, h17)
+    total = sum(shoe)
+    out = [Fraction(0)] * len(OUTCOMES)
+    for counts, orders, outcome in zip(paths.counts, paths.orders, paths.outcome, strict=True):
+        p = Fraction(int(orders))
+        drawn = 0
+        for v, d in enumerate(counts):
+            for i in range(int(d)):
+                p *= Fraction(max(shoe[v] - i, 0), total - drawn)
+                drawn += 1
+        out[int(outcome)] += p
+    return out
+
+
+SHOES = [
+    [24] * 9 + [96],  # six decks
+    [4, 3, 4, 4, 2, 4, 4, 4, 4, 14],  # one deck, a few cards out
+    [1, 0, 2, 4, 4, 4, 0, 4, 4, 16],  # none left of two values
+]
+
+
+@pytest.mark.parametrize("h17", [False, True])
+@pytest.mark.parametrize("shoe", SHOES)
+def test_dealer_table_is_exact(h17: bool, shoe: list[int]) -> None:
+    for up in range(1, 11):
+        left = list(shoe)
+        if left[up - 1] == 0:
+            continue
+        left[up - 1] -= 1
+        table = dealer_table(dealer_paths(up, h17), np.array([left], dtype=float), infinite=False)
+        exact = exact_table(up, h17, left)
+        assert np.allclose(table[0], [float(x) for x in exact], rtol=0, atol=2e-15)
+        assert abs(float(table[0].sum()) - 1.0) < 1e-14
+        assert table[0, BUST] == pytest.approx(float(exact[BUST]), abs=2e-15)
+
+
+def test_many_shoes_at_once_equal_one_at_a_time() -> None:
+    """Shoes are evaluated in blocks: a shoe's row does not depend on the others (beyond the
+    order in which BLAS sums)."""
+    rng = np.random.default_rng(7)
+    shoes = np.array([24.0] * 9 + [96.0]) - rng.integers(0, 6, (3000, 10))
+    paths = dealer_paths(2, False)
+    together = dealer_table(paths, shoes, infinite=False)
+    for k in (0, 1234, 2999):
+        alone = dealer_table(paths, shoes[k : k + 1], infinite=False)
+        assert np.allclose(together[k], alone[0], rtol=0, atol=1e-15)
+
+
+def test_infinite_shoe() -> None:
+    probs = np.array([1.0] * 9 + [4.0]) / 13
+    for up in (1, 6, 10):
+        inf = dealer_table(dealer_paths(up, False), probs[None], infinite=True)[0]
+        big = dealer_table(dealer_paths(up, False), (probs * 52e6)[None], infinite=False)[0]
+        assert np.allclose(inf, big, atol=1e-6)
+        assert abs(float(inf.sum()) - 1.0) < 1e-14
+
+
+@pytest.mark.parametrize("h17", [False, True])
+@pytest.mark.parametrize("infinite", [False, True])
+def test_every_first_card_at_once(h17: bool, infinite: bool) -> None:
+    """dealer_tables (one trie of whole hands for every first card) equals dealer_table of
+    each first card, shoes without some value included."""
+    rng = np.random.default_rng(11)
+    shoes = np.array([24.0] * 9 + [96.0]) - rng.integers(0, 8, (400, 10))
+    shoes[:3, 0] = 0.0  # no ace left: an ace first card is impossible
+    shoes[3:5, 4] = 0.0
+    shoes[5, 9] = 0.5  # a fraction of a card (expected counts)
+    if infinite:
+        shoes = shoes / shoes.sum(axis=1, keepdims=True)
+    together = dealer_tables(h17, shoes, infinite=infinite)
+    for up in range(1, 11):
+        left = shoes.copy()
+        if not infinite:
+            left[:, up - 1] -= 1
+        alone = dealer_table(dealer_paths(up, h17), left, infinite=infinite)
+        assert np.allclose(together[:, up - 1], alone, rtol=0, atol=2e-15)
