@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -69,13 +70,10 @@ class RoundDistribution:
     super_others: int = 0  # what it pays each other box
     approximate_mass: float = 0.0  # P(a split the approximation plays: three or four hands)
 
-    @property
+    @cached_property
     def dist(self) -> Dist:
-        out = EMPTY
-        for row in self.parts:
-            for d in row:
-                out = out + d
-        return out
+        """The masses of the round's nets, every first card and outcome together."""
+        return Dist.sum([d for row in self.parts for d in row])
 
     @property
     def total(self) -> float:
@@ -128,10 +126,7 @@ class RoundDistribution:
         return sorted(((*k, n) for k, n in rows.items()), key=lambda r: -r[3])
 
     def by_up(self, u: int) -> Dist:
-        out = EMPTY
-        for d in self.parts[u]:
-            out = out + d
-        return out
+        return Dist.sum(self.parts[u])
 
     def boxes(self, k: int, others: bool = False) -> Dist:
         """The masses of the sum of ``k`` boxes' nets at one table, the boxes independent
@@ -368,6 +363,7 @@ def _split_parts(
         else:
             total = game.shoe.size - 1 - 2
             pats = patterns(hands, float(m0[u]), total - float(m0[u]), None)
+        boxes: list[list[Dist]] = [[] for _ in range(7)]
         for prob, r, n, x in pats:
             if prob <= 0:
                 continue
@@ -379,7 +375,9 @@ def _split_parts(
             counts[u] += prob * (n * qn.sum(axis=0) + x * qx.sum(axis=0))
             for o in range(7):
                 box = _box(cents, stood, qn[o], qx[o], n, x, obo and o == NATURAL, game.wager)
-                parts[u][o] = parts[u][o] + box.scaled(prob)
+                boxes[o].append(box.scaled(prob))
+        for o in range(7):
+            parts[u][o] = Dist.sum(boxes[o])
     return parts, counts
 
 

@@ -59,6 +59,7 @@ class Endings:
         self.game = game
         self.ends: list[End] = []
         self._index: dict[End, int] = {}
+        self._rows: dict[tuple[int, int, int, Ending], Ints] = {}
         w = game.wager
         self.bust = (self.of(End(-w, Ending.BUST, 1)), self.of(End(-2 * w, Ending.BUST, 2)))
         self.rescue = self.of(End(-w, Ending.RESCUE, 2))
@@ -110,6 +111,12 @@ class Endings:
     def stand_row(self, total: int, win: int, stake: int, won: Ending) -> Ints:
         """(7,) the endings of a hand of ``total`` standing on ``stake`` wagers, winning
         ``win`` cents, against each dealer outcome (17-21, bust, pontoon)."""
+        key = (total, win, stake, won)
+        if key not in self._rows:
+            self._rows[key] = self._stand_row(total, win, stake, won)
+        return self._rows[key]
+
+    def _stand_row(self, total: int, win: int, stake: int, won: Ending) -> Ints:
         g = self.game
         w = g.wager
         plain = won in (Ending.WIN, Ending.TWENTY_ONE)

@@ -46,6 +46,15 @@ class Dist:
     def point(cls, cents: int, mass: float = 1.0) -> Dist:
         return cls(np.array([cents], dtype=np.int64), np.array([mass]))
 
+    @classmethod
+    def sum(cls, parts: list[Dist]) -> Dist:
+        """The masses of all ``parts`` together."""
+        if not parts:
+            return EMPTY
+        return cls.merge(
+            np.concatenate([d.keys for d in parts]), np.concatenate([d.probs for d in parts])
+        )
+
     def total(self) -> float:
         return float(self.probs.sum())
 
