@@ -4,6 +4,12 @@ house edge with 8 decks. Then classic-blackjack's composition-dependent optimum 
 split to 4), the figure Eric Farmer's C++ analyser computes in about 0.7 s; it runs first, in a
 fresh process, so no shared dealer tables help it.
 
+Before them, the whole process as a user runs it: ``pontoon analyze --rules classic-blackjack
+--strategy composition --json`` in a child process, its wall-clock seconds and peak resident
+memory (the interpreter, its imports and the analysis). ``--farmer PROGRAM`` (Eric Farmer's
+``strategy`` program, built from github.com/possibly-wrong/blackjack outside this repository)
+times both side by side instead, alternately, ``--pairs`` times, and prints the medians.
+
 Prints a line per analysis, then one JSON object as the last line (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/analysis.py [--quick]   (--quick: the infinite shoe, seconds only)
 
@@ -22,6 +28,12 @@ import argparse
 import json
 import os
 import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: set before numpy loads
 
@@ -37,6 +49,11 @@ from pontoon.analysis.evaluate import composition_scores, evaluate
 from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.rules import RuleSet, load_rules
 
+PROCESS = ["analyze", "--rules", "classic-blackjack", "--strategy", "composition", "--json"]
+# Farmer's strategy program's questions for the same game: 6 decks, S17, double any two cards
+# (soft too, not after hitting), DAS, resplit (to 4 hands) but not aces, CDZ-, no surrender,
+# blackjack 3:2; then the file for its table, and "0 0" ends its hand calculator.
+FARMER_INPUT = "6\nn\ny\ny\nn\ny\ny\nn\ny\nn\n1.5\n{out}\n0 0\n"
 BITS = 6  # a value's count in a multiset code (up to 63: four hands of up to 13 aces)
 Poly = tuple[np.ndarray, np.ndarray]  # multiset codes, number of card sequences
 
@@ -45,12 +62,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="the infinite shoe only")
     parser.add_argument("--measure-13-7", action="store_true", help="see the docstring")
+    parser.add_argument("--farmer", help="Farmer's strategy program: time both side by side")
+    parser.add_argument("--pairs", type=int, default=5, help="alternate runs of each (--farmer)")
+    parser.add_argument("--before", help="with --farmer: an earlier source tree to time too")
     args = parser.parse_args()
     if args.measure_13_7:
         measure_13_7(load_rules("nz-pontoon"))
         return
+    if args.farmer:
+        side_by_side(args.farmer, args.pairs, args.before)
+        return
     rules = load_rules("nz-pontoon")
     inf = args.quick
+    process_s, process_mb = (None, None) if inf else whole_process()
+    if process_s is not None:
+        print(f"pontoon {' '.join(PROCESS)}: {process_s:.2f} s, peak {process_mb:.0f} MB")
     classic = analyze(load_rules("classic-blackjack"), "composition", infinite=inf)
     print(f"classic-blackjack composition: EV {classic.ev * 100:+.7f} % in {classic.seconds:.2f} s")
     basic = analyze(rules, "basic", infinite=inf)
@@ -72,12 +98,92 @@ def main() -> None:
                 "nz_pontoon_8_decks_ev": eight.ev,
                 "seconds_classic_composition": round(classic.seconds, 3),
                 "classic_composition_ev": classic.ev,
+                "process_seconds_classic_composition": process_s,
+                "process_peak_mb_classic_composition": process_mb,
                 "rules": "nz-pontoon",
                 "infinite": inf,
                 "cores": 1,
             }
         )
     )
+
+
+# ---------------------------------------------------------------- whole process, side by side
+def _child(
+    cmd: list[str], stdin: str | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, float, str]:
+    """Run ``cmd`` alone; (wall-clock seconds, its CPU seconds, its peak resident MB, its
+    stdout)."""
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "p = subprocess.run(sys.argv[1:], input=sys.stdin.read(), capture_output=True, "
+        "text=True, check=True); s = time.perf_counter() - t; "
+        "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(s, r.ru_utime + r.ru_stime, r.ru_maxrss / 1024); print(p.stdout, end='')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *cmd],
+        input=stdin or "",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    out.check_returncode()
+    first, _, rest = out.stdout.partition("\n")
+    seconds, cpu, mb = first.split()
+    return float(seconds), float(cpu), float(mb), rest
+
+
+def _pontoon() -> list[str]:
+    return [str(Path(sys.executable).with_name("pontoon")), *PROCESS]
+
+
+def whole_process() -> tuple[float, float]:
+    """``pontoon analyze`` (classic CDZ-) as a fresh process: seconds and peak MB."""
+    seconds, _, mb, _ = _child(_pontoon())
+    return round(seconds, 3), round(mb, 1)
+
+
+def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
+    """Ours and Farmer's for classic CDZ-, alternately (and ``before``, a source tree of an
+    earlier version of this project, run with the same interpreter, in the same rounds): the
+    medians, and the EVs."""
+    runs: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    evs: dict[str, float] = {}
+    loads = []
+    with tempfile.TemporaryDirectory() as tmp:
+        table = os.path.join(tmp, "table.txt")
+        for _ in range(pairs):
+            loads.append(os.getloadavg()[0])
+            for who in ("pontoon", "farmer", "before") if before else ("pontoon", "farmer"):
+                if who == "farmer":
+                    s, cpu, mb, _ = _child([farmer], FARMER_INPUT.format(out=table))
+                    with open(table, encoding="utf-8") as f:
+                        line = next(x for x in f if x.strip().startswith("Total |"))
+                    evs[who] = float(line.split("|")[1].split()[0])
+                else:
+                    env = {"PYTHONPATH": before} if who == "before" and before else None
+                    s, cpu, mb, text = _child(_pontoon(), env=env)
+                    evs[who] = json.loads(text)["ev"] * 100
+                runs[who].append((s, cpu, mb))
+    doc: dict[str, object] = {"bench": "analysis-side-by-side", "pairs": pairs}
+    for who, rs in runs.items():
+        s, cpu, mb = (statistics.median(r[k] for r in rs) for k in range(3))
+        print(f"{who}: median {s:.2f} s ({cpu:.2f} s CPU), {mb:.0f} MB over {pairs} runs")
+        doc |= {
+            f"{who}_seconds": round(s, 3),
+            f"{who}_cpu_seconds": round(cpu, 3),
+            f"{who}_peak_mb": round(mb, 1),
+            f"{who}_ev_percent": evs[who],
+        }
+    print("EV %: " + ", ".join(f"{who} {ev:+.9f}" for who, ev in evs.items()))
+    print(f"1-minute load average at each round: {', '.join(f'{x:.2f}' for x in loads)}")
+    doc |= {
+        "load_average": statistics.median(loads),
+        "cores": os.cpu_count(),
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    print(json.dumps(doc))
 
 
 # ---------------------------------------------------------------- 13.7 independence, exact
