@@ -1,8 +1,8 @@
 """Time the exact analysis of nz-pontoon: the optimal total-dependent chart (target <= 10 s,
 <= 1 GB, one core) and the composition-dependent optimum (target <= 60 s), 6 decks; and the
 house edge with 8 decks. Then classic-blackjack's composition-dependent optimum (6 decks, CDZ-,
-split to 4), the figure Eric Farmer's C++ analyser computes in about 0.7 s; it runs first, in a
-fresh process, so no shared dealer tables help it.
+split to 4), the figure Eric Farmer's C++ analyser computes (docs/analysis.md, Side by side);
+it runs first, in a fresh process, so no shared dealer tables help it.
 
 Before them, the whole process as a user runs it: ``pontoon analyze --rules classic-blackjack
 --strategy composition --json`` in a child process, its wall-clock seconds and peak resident
