@@ -16,6 +16,7 @@ import numpy as np
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
+from pontoon.analysis.pairs import exact_split_value
 from pontoon.analysis.split import SplitValue, max_hands, split_hand_values, split_value
 
 SPLIT = 4
@@ -100,7 +101,7 @@ def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") ->
     for pair in range(1, 11):
         if max_hands(game, pair) >= 2:
             values = split_hand_values(game, pair, post, post_split, rescue)
-            splits[pair] = split_value(game, pair, values)
+            splits[pair] = exact_split_value(game, pair, split_value(game, pair, values))
     return assemble(game, base, splits, chart)
 
 

@@ -22,6 +22,7 @@ from pontoon.analysis.endings import Endings
 from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.analysis.reach import suit_ending, suit_picks
 from pontoon.analysis.sparse import Dist
+from pontoon.analysis.split import CAP_13_7, SplitValue, max_hands
 
 Paths = tuple[Ints, Floats, Ints]  # cards taken (n, 10), sequences (n,), endings (n, 7)
 CHUNK = 1 << 20  # pairs of hands at a time
@@ -152,3 +153,24 @@ def two_hands(
         out.append(Dist.merge(net.ravel()[nz], mass.ravel()[nz]))
         counts += mass.sum(axis=0) + mass.sum(axis=1)
     return out, counts
+
+
+def exact_split_value(game: Game, pair: int, sv: SplitValue) -> SplitValue:
+    """``sv`` with its value made exact where the expected value's 13.7 treatment is not and
+    this module's is: a pair that becomes two hands at most, in a game without a peek whose
+    dealer pontoon takes only the original wager (13.7: P(no hand stood) is then counted, not
+    taken as a product of the hands' chances)."""
+    r = game.rules
+    if (
+        not CAP_13_7
+        or game.peek
+        or r.dealer_natural_takes != "original"
+        or game.shoe.infinite
+        or max_hands(game, pair) != 2
+    ):
+        return sv
+    ends = Endings(game)
+    ev = np.array(
+        [sum(d.mean() for d in two_hands(game, ends, pair, sv.values[1], u)[0]) for u in range(10)]
+    )
+    return SplitValue(ev / game.wager, sv.hands, sv.values)
