@@ -163,3 +163,24 @@ def test_malformed_chart_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
     code = main(["par", *FAST, "--no-effects", "--rounds", "0", "--strategy", str(chart)])
     _, err = capsys.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_rule_effects_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(effects, "KNOBS", (("split_max_hands", (1,)),))
+    rules = load_rules("classic-blackjack", {"split_max_hands": 2})
+    local = effects.rule_effects(rules, "composition", 500, "cdz", 0.0, workers=1)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        remote = effects.rule_effects(
+            rules, "composition", 500, "cdz", 0.0, workers=1, scheduler=cluster.scheduler_address
+        )
+    strip = [{k: v for k, v in e.items() if k != "seconds"} for e in local]
+    assert strip == [{k: v for k, v in e.items() if k != "seconds"} for e in remote]
+
+
+def test_an_unreachable_scheduler_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["par", *FAST, "--rounds", "0", "--scheduler", "tcp://127.0.0.1:9"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "cannot reach the Dask scheduler" in err
