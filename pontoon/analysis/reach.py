@@ -55,7 +55,7 @@ class Forward:
     def emit(self, mass: Floats, tab: Floats, ev: Ints | int, ups: Ints | None = None) -> None:
         """Record ``mass`` (k, ups, C) ending as ``ev`` (k, ups, 7 or broadcastable) against
         each dealer outcome, with the dealer's table ``tab`` (k, ups, 7)."""
-        if not mass.size:
+        if not mass.size or not mass.any():
             return
         w = mass[:, :, None, :] * tab[:, :, :, None]
         uo = UO if ups is None else UO[ups]
@@ -139,21 +139,23 @@ class Forward:
         hit, dbl = masses[HIT], masses[DOUBLE]
         self.emit(hit, bust, e.bust[0])
         self.emit(dbl, bust, e.bust[1])
-        for x in range(10):
-            ok = kids[:, x] >= 0
-            if skip is not None and x == skip - 1:
-                ok[:] = False
-            if not ok.any():
-                continue
-            kid = kids[ok, x]
-            p = nxt[ok, :, x][..., None]
-            np.add.at(reach, kid, hit[ok] * p)
+        ok = kids >= 0
+        if skip is not None:
+            ok[:, skip - 1] = False
+        row, x = np.nonzero(ok)  # every (composition, card) that does not bust
+        if not row.size:
+            return
+        kid = kids[row, x]
+        p = nxt[row, :, x][..., None]  # (n, 10 up, 1)
+        if hit.any():
+            np.add.at(reach, kid, hit[row] * p)
+        if dbl.any():
             ev = np.broadcast_to(e.stand2[kid][:, None, :], (len(kid), 10, 7)).copy()
             ev = np.where(self.vals.rescued[kid][:, :, None], e.rescue, ev)
             if g.rules.player_21_wins:
                 at = c.total[kid] == 21
                 ev[at] = e.paid2[kid[at]][:, None, None]
-            self.emit(dbl[ok] * p, self.tab[kid], ev)
+            self.emit(dbl[row] * p, self.tab[kid], ev)
 
     def _pattern(
         self,
