@@ -46,6 +46,11 @@ def signed(x: float) -> str:
     return "0" if x == 0 else f"{x:+g}".replace("-", "−")
 
 
+def shown(value: object) -> str:
+    """A knob's value as a rule file writes it (``true``, ``3:2``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def money(cents: float) -> str:
     sign = "−" if cents < 0 else ""
     return f"{sign}${abs(cents) / 100:,.2f}"
@@ -231,7 +236,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
         Section(
             "Every knob of the rule set",
             ["knob", "value"],
-            [[k, str(v)] for k, v in doc["rules"].items()],
+            [[k, shown(v)] for k, v in doc["rules"].items()],
         )
     )
     return out
