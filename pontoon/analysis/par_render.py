@@ -221,7 +221,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
                 + [
                     [
                         e["knob"],
-                        str(e["value"]),
+                        shown(e["value"]),
                         pct(e["house_edge"]),
                         f"{-e['delta_ev'] * 100:+.4f} pp",
                         num(e["variance"]),
