@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pontoon.analysis import distribution
+from pontoon.analysis import pairs
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import comp_of
 from pontoon.analysis.covariance import simulated_covariance
@@ -228,7 +228,7 @@ def test_the_approximation_for_more_hands_measured_on_two(monkeypatch: pytest.Mo
     exact enumeration exists, that is this close (the same mean, a slightly wider spread)."""
     key = (False, True, "none")
     ref = FARMER_ROWS[key]
-    monkeypatch.setattr(distribution, "EXACT_TWO_HANDS", False)
+    monkeypatch.setattr(pairs, "EXACT_TWO_HANDS", False)
     ev, d = split_once(key)
     assert d.ev == pytest.approx(ev, abs=1e-12)
     assert 0 < d.variance - ref["variance"] < SPLIT_VARIANCE

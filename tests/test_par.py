@@ -181,6 +181,7 @@ def test_rule_effects_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_an_unreachable_scheduler_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["par", *FAST, "--rounds", "0", "--scheduler", "tcp://127.0.0.1:9"])
+    args = ["--rounds", "0", "--infinite", "--strategy", "composition"]
+    code = main(["par", *FAST, *args, "--scheduler", "tcp://127.0.0.1:9"])
     _, err = capsys.readouterr()
     assert code == 2 and "cannot reach the Dask scheduler" in err

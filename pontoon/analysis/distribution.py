@@ -31,10 +31,10 @@ import numpy as np
 
 from pontoon.analysis.composition import Floats, comp_of
 from pontoon.analysis.dealer import NATURAL
-from pontoon.analysis.endings import End, Endings
+from pontoon.analysis.endings import End, Endings, endings_of
 from pontoon.analysis.evaluate import Outcome, same_rank_tens
 from pontoon.analysis.game import NEG, SURRENDER, Context, Game
-from pontoon.analysis.pairs import two_hands
+from pontoon.analysis.pairs import enumerated, two_hands
 from pontoon.analysis.reach import Forward
 from pontoon.analysis.report import Report
 from pontoon.analysis.sparse import EMPTY, Dist
@@ -51,7 +51,6 @@ from pontoon.analysis.split import (
 from pontoon.vocab import Ending
 
 Parts = list[list[Dist]]  # [up][dealer outcome]: the masses of a round's nets
-EXACT_TWO_HANDS = True  # two-hand splits exactly (off only to measure the approximation)
 
 
 @dataclass
@@ -171,7 +170,7 @@ def round_distribution(report: Report) -> RoundDistribution:
 
 def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
     """The distribution of a round played by ``outcome``'s choices in ``game``."""
-    ends = Endings(game)
+    ends = endings_of(game)
     root, split_share = _root(game, ends, outcome)
     splits = {
         pair: _split_parts(game, ends, pair, sv, split_share[pair] > 0)
@@ -214,9 +213,9 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
 
 
 def _exact_pair(game: Game, pair: int) -> bool:
-    """Whether a pair's splits are enumerated exactly (two hands at most, a finite shoe; the
-    infinite shoe's hands are independent anyway)."""
-    return game.shoe.infinite or (EXACT_TWO_HANDS and max_hands(game, pair) == 2)
+    """Whether a pair's splits are exact: enumerated, or from the infinite shoe (whose hands
+    are independent given the dealer's outcome)."""
+    return game.shoe.infinite or enumerated(game, pair)
 
 
 def _pad(a: Floats, e: int) -> Floats:
@@ -337,7 +336,7 @@ def _split_parts(
     """Per first card and dealer outcome, the masses of a split box's nets; and (10 up, E)
     the expected number of its hands ending each way, for one split deal (against the first
     cards ``ups`` at least)."""
-    if _exact_pair(game, pair) and not game.shoe.infinite:
+    if enumerated(game, pair):
         return _two_hand_parts(game, ends, pair, sv, ups)
     c = game.comps
     two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
@@ -387,7 +386,11 @@ def _two_hand_parts(
     """:func:`_split_parts` for a pair that becomes two hands at most: exact
     (:mod:`pontoon.analysis.pairs`)."""
     done = [
-        two_hands(game, ends, pair, sv.values[1], u) if ups[u] else ([EMPTY] * 7, np.zeros(0))
+        sv.exact[u]
+        if u in sv.exact
+        else two_hands(game, ends, pair, sv.values[1], u)
+        if ups[u]
+        else ([EMPTY] * 7, np.zeros(0))
         for u in range(10)
     ]
     e = len(ends)

@@ -137,3 +137,11 @@ class Endings:
             lost = g.pay.cents(g.pay.natural_loss(stake == 2))
             row[NATURAL] = self.of(End(-lost, Ending.DEALER_PONTOON, stake, stood=True))
         return row
+
+
+def endings_of(game: Game) -> Endings:
+    """The game's one table of endings (made on first use): the expected value's exact
+    two-hand splits and the distribution number their endings alike."""
+    if game.endings is None:
+        game.endings = Endings(game)
+    return game.endings

@@ -16,7 +16,7 @@ import numpy as np
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
-from pontoon.analysis.pairs import exact_split_value
+from pontoon.analysis.pairs import exact_split_value, split_considered
 from pontoon.analysis.split import SplitValue, max_hands, split_hand_values, split_value
 
 SPLIT = 4
@@ -101,7 +101,9 @@ def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") ->
     for pair in range(1, 11):
         if max_hands(game, pair) >= 2:
             values = split_hand_values(game, pair, post, post_split, rescue)
-            splits[pair] = exact_split_value(game, pair, split_value(game, pair, values))
+            sv = split_value(game, pair, values)
+            needed = split_considered(game, base, chart, pair, sv)
+            splits[pair] = exact_split_value(game, pair, sv, needed)
     return assemble(game, base, splits, chart)
 
 

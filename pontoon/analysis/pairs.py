@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats, Ints, comp_of
 from pontoon.analysis.dealer import NATURAL, dealer_paths, dealer_table
-from pontoon.analysis.endings import Endings
+from pontoon.analysis.endings import Endings, endings_of
 from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.analysis.reach import suit_ending, suit_picks
 from pontoon.analysis.sparse import Dist
 from pontoon.analysis.split import CAP_13_7, SplitValue, max_hands
 
 Paths = tuple[Ints, Floats, Ints]  # cards taken (n, 10), sequences (n,), endings (n, 7)
+EXACT_TWO_HANDS = True  # enumerate two-hand splits (off only to measure the approximation)
 CHUNK = 1 << 20  # pairs of hands at a time
 
 
@@ -155,22 +157,48 @@ def two_hands(
     return out, counts
 
 
-def exact_split_value(game: Game, pair: int, sv: SplitValue) -> SplitValue:
-    """``sv`` with its value made exact where the expected value's 13.7 treatment is not and
-    this module's is: a pair that becomes two hands at most, in a game without a peek whose
-    dealer pontoon takes only the original wager (13.7: P(no hand stood) is then counted, not
-    taken as a product of the hands' chances)."""
+def exact_split_value(game: Game, pair: int, sv: SplitValue, needed: np.ndarray) -> SplitValue:
+    """``sv`` with its value made exact, against the first cards ``needed`` (10,), where the
+    expected value's 13.7 treatment is not and this module's is: a pair that becomes two
+    hands at most, in a game without a peek whose dealer pontoon takes only the original
+    wager (13.7: P(no hand stood) is then counted, not taken as a product of the hands'
+    chances). The enumeration is kept in ``exact`` for the distribution."""
     r = game.rules
-    if (
-        not CAP_13_7
-        or game.peek
-        or r.dealer_natural_takes != "original"
-        or game.shoe.infinite
-        or max_hands(game, pair) != 2
-    ):
+    if not CAP_13_7 or game.peek or r.dealer_natural_takes != "original":
         return sv
-    ends = Endings(game)
-    ev = np.array(
-        [sum(d.mean() for d in two_hands(game, ends, pair, sv.values[1], u)[0]) for u in range(10)]
+    if not enumerated(game, pair):
+        return sv
+    ends = endings_of(game)
+    ev = sv.ev.copy()
+    exact = dict(sv.exact)
+    for u in np.flatnonzero(needed):
+        exact[int(u)] = two_hands(game, ends, pair, sv.values[1], int(u))
+        ev[u] = sum(d.mean() for d in exact[int(u)][0]) / game.wager
+    return SplitValue(ev, sv.hands, sv.values, exact)
+
+
+def enumerated(game: Game, pair: int) -> bool:
+    """Whether a pair's splits are enumerated: two hands at most, from a finite shoe, and not
+    split aces that may draw (14.1(c): a hand of aces then ends in some 4,000 ways, and the
+    pairs of them take minutes; they keep the approximation)."""
+    return (
+        EXACT_TWO_HANDS
+        and not game.shoe.infinite
+        and max_hands(game, pair) == 2
+        and not (pair == 1 and game.rules.hit_split_aces)
     )
-    return SplitValue(ev / game.wager, sv.hands, sv.values)
+
+
+def split_considered(
+    game: Game, base: Values, chart: Chart | None, pair: int, sv: SplitValue
+) -> np.ndarray:
+    """(10 up,) where a strategy splits ``pair`` or nearly would (within 1e-6 of the value of
+    not splitting: more than the 13.7 approximation's size), by the approximate values."""
+    i = game.comps.index[comp_of([pair, pair])]
+    if chart is not None:
+        row = "PA" if pair == 1 else "PT" if pair == 10 else f"P{pair}"
+        return np.array([chart.code(row, u) in ("P", "Rp") for u in range(1, 11)])
+    if i in base.premium and base.by_suits:  # a 7-7 splits by its suits: every first card
+        return np.ones(10, dtype=bool)
+    out: np.ndarray = sv.ev > base.node[i] - 1e-6
+    return out

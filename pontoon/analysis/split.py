@@ -32,6 +32,7 @@ import numpy as np
 
 from pontoon.analysis.composition import Floats, comp_of
 from pontoon.analysis.game import Context, Game, Values, values_at
+from pontoon.analysis.sparse import Dist
 
 Pattern = tuple[float, int, int, int]  # probability, resplits, N hands, x hands
 CAP_13_7 = True  # apply the 13.7 correction (off only to measure its size, docs/analysis.md)
@@ -80,11 +81,14 @@ def patterns(
 @dataclass
 class SplitValue:
     """A split's value per first card (unnormalised in the peek game) and expected hands;
-    ``values``: the split-hand contexts as played, by other pair cards out."""
+    ``values``: the split-hand contexts as played, by other pair cards out; ``exact``: per
+    first card, the two hands' distribution where it was enumerated
+    (:func:`pontoon.analysis.pairs.two_hands`)."""
 
     ev: Floats
     hands: Floats
     values: dict[int, Values] = field(default_factory=dict)
+    exact: dict[int, tuple[list[Dist], Floats]] = field(default_factory=dict)
 
 
 def pair_cards_left(game: Game, pair: int) -> Floats:
