@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="Monte Carlo rounds on the compiled kernel")
     _common(p)
     sim_options(p)
-    from pontoon.server.serve import add_options as serve_options
+    from pontoon.server.options import add_options as serve_options
 
     p = sub.add_parser("serve", help="the multi-player table server and its web page")
     _common(p)

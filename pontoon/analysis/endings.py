@@ -142,6 +142,7 @@ class Endings:
 def endings_of(game: Game) -> Endings:
     """The game's one table of endings (made on first use): the expected value's exact
     two-hand splits and the distribution number their endings alike."""
-    if game.endings is None:
-        game.endings = Endings(game)
-    return game.endings
+    table = game.endings
+    if not isinstance(table, Endings):
+        table = game.endings = Endings(game)
+    return table

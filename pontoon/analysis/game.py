@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 
@@ -33,9 +33,6 @@ from pontoon.cards import Card
 from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
 from pontoon.vocab import Action
-
-if TYPE_CHECKING:
-    from pontoon.analysis.endings import Endings
 
 STAND, HIT, DOUBLE, SURRENDER = range(4)
 ACTIONS: Final = (Action.STAND, Action.HIT, Action.DOUBLE, Action.SURRENDER)  # the columns
@@ -217,7 +214,7 @@ class Game:
         self._rows: OrderedDict[Context, Rows] = OrderedDict()
         self._configs: dict[tuple[object, ...], list[Config]] = {}
         self._legal: dict[tuple[bool, bool], np.ndarray] = {}
-        self.endings: Endings | None = None  # the distribution's table (endings.endings_of)
+        self.endings: object = None  # the distribution's table of endings (endings.endings_of)
 
     # ------------------------------------------------------------------ the dealer
     def _stand_coef(self, amount: int, win: Floats) -> Floats:

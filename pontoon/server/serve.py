@@ -10,81 +10,10 @@ from typing import Any
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
-from pontoon.store.cli import shoe_key_option
 
 from .limits import Limits, head_timeout
+from .options import LIMIT_OPTIONS, TOKEN_ENV
 from .table import TableConfig
-
-DEFAULT_DB = "sqlite:///pontoon.db"
-TOKEN_ENV = "PONTOON_SUPERVISOR_TOKEN"
-
-
-def add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"store (default {DEFAULT_DB})")
-    p.add_argument(
-        "--table",
-        action="append",
-        default=[],
-        metavar="NAME[=RULES]",
-        help="a table and its rule set (repeatable; default: kauri and rimu)",
-    )
-    p.add_argument("--turn-seconds", type=float, default=30.0, help="turn timer (16.6)")
-    p.add_argument("--deal-seconds", type=float, default=30.0, help="betting time")
-    p.add_argument("--bankroll", type=int, default=100_000, help="a new player's money (cents)")
-    p.add_argument(
-        "--session-hours",
-        type=float,
-        default=24.0,
-        help="close (cash out) a session away for so long with no wager in play (24)",
-    )
-    p.add_argument(
-        "--deflate",
-        action="store_true",
-        help="compress WebSocket messages (permessage-deflate): less traffic, more CPU",
-    )
-    p.add_argument(
-        "--supervisor-token",
-        help=f"the supervisor's token, 16 characters or more (shows in ps: prefer "
-        f"--supervisor-token-file or ${TOKEN_ENV}; default random, printed on stderr)",
-    )
-    p.add_argument(
-        "--supervisor-token-file",
-        metavar="PATH",
-        help="read the supervisor's token from the first line of PATH (mode 0600 or stricter)",
-    )
-    shoe_key_option(p)
-    p.add_argument(
-        "--allowed-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a name the server answers to (repeatable; default: the loopback names when "
-        "--host is a loopback address, else any)",
-    )
-    p.add_argument(
-        "--api-docs",
-        action="store_true",
-        help="serve the API's /docs and /openapi.json (off by default)",
-    )
-    for field, kind, metavar, what, _ in LIMIT_OPTIONS:
-        default = getattr(Limits, field)
-        p.add_argument(
-            "--" + field.replace("_", "-"),
-            type=kind,
-            default=default,
-            metavar=metavar,
-            help=f"{what} ({default:g})",
-        )
-
-
-# the limits (pontoon.server.limits.Limits) set by options: field, type, metavar, help, highest
-LIMIT_OPTIONS: tuple[tuple[str, type, str, str, float], ...] = (
-    ("joins_per_address", int, "N", "open sessions made from one address at one table", 1e5),
-    ("players_per_table", int, "N", "open sessions at one table", 1e5),
-    ("header_seconds", float, "S", "close a connection whose request head takes longer", 3600),
-)
 
 
 def table_configs(args: argparse.Namespace) -> list[TableConfig]:
