@@ -99,7 +99,7 @@ def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
 def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
     import os
 
-    from pontoon.analysis.effects import rule_effects
+    from pontoon.analysis.effects import RuleEffects
     from pontoon.analysis.par import Operator, par_sheet
     from pontoon.analysis.par_render import to_html, write_pdf
     from pontoon.analysis.report import analyze
@@ -116,32 +116,34 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
     workers = args.workers or os.cpu_count() or 1
     if workers < 1:
         raise InputError(f"--workers must be at least 1, not {workers}")
+    if args.rounds < 0:
+        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
     strategy = _strategy(args.strategy)
     report = analyze(
         rules, strategy, wager=args.wager, infinite=args.infinite, post_split=args.post_split
     )
-    effects = []
-    if not args.no_effects:
-        effects = rule_effects(
-            rules,
-            strategy,
-            args.wager,
-            report.post_split,
-            report.ev,
-            workers=workers,
-            scheduler=args.scheduler,
-            progress=not args.no_progress and sys.stderr.isatty(),
-        )
-    simulated = None
-    if args.rounds < 0:
-        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
-    if args.rounds and report.chart is not None:
-        from pontoon.analysis.covariance import simulated_covariance
+    variations = RuleEffects(
+        rules,
+        strategy,
+        args.wager,
+        report.post_split,
+        workers=workers,
+        scheduler=args.scheduler,
+        progress=not args.no_progress and sys.stderr.isatty(),
+        enabled=not args.no_effects,
+    )
+    with variations:  # the variations run on the workers meanwhile
+        simulated = None
+        if args.rounds and report.chart is not None:
+            from pontoon.analysis.covariance import simulated_covariance
 
-        simulated = simulated_covariance(
-            rules, report.chart, args.wager, args.rounds, args.seed, workers
-        )
-    doc = par_sheet(report, operator, effects, simulated).to_json()
+            busy = bool(variations.tasks) and workers > 1
+            simulated = simulated_covariance(
+                rules, report.chart, args.wager, args.rounds, args.seed, 1 if busy else workers
+            )
+        sheet = par_sheet(report, operator, [], simulated)
+        sheet.effects = variations.results(report.ev)
+    doc = sheet.to_json()
     if args.json:
         print(json.dumps(doc))
         return 0

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
 
 from pontoon.analysis.chart import Chart
 from pontoon.errors import InputError
-from pontoon.progress import Advance, progress_bar
+from pontoon.progress import progress_bar
 from pontoon.rules import RuleSet
 
 KNOBS: Final[tuple[tuple[str, tuple[object, ...]], ...]] = (
@@ -84,6 +86,74 @@ def run_task(task: Task) -> dict[str, Any]:
     }
 
 
+class RuleEffects:
+    """The variations of a rule set, started on entering (on the local workers or the Dask
+    cluster, the slowest first) so that the caller can work meanwhile; :meth:`results` waits
+    for them."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        strategy: str | Chart,
+        wager: int,
+        post_split: str,
+        *,
+        workers: int,
+        scheduler: str | None = None,
+        progress: bool = False,
+        enabled: bool = True,
+    ) -> None:
+        """``enabled`` False: no variations (a sheet without its rule effects)."""
+        pairs = variations(rules) if enabled else []
+        self.tasks = [Task(rules, strategy, wager, post_split, k, v) for k, v in pairs]
+        self.order = sorted(range(len(self.tasks)), key=lambda i: -_cost(self.tasks[i]))
+        self.workers, self.scheduler, self.progress = workers, scheduler, progress
+        self._stack = ExitStack()
+        self._pending: dict[Any, int] = {}
+        self._client: Any = None
+
+    def __enter__(self) -> RuleEffects:
+        if self.scheduler is not None and self.tasks:
+            self._client = self._stack.enter_context(_dask_client(self.scheduler))
+            futures = self._client.map(run_task, [self.tasks[i] for i in self.order], pure=False)
+            self._pending = {f: i for f, i in zip(futures, self.order, strict=True)}
+        elif self.workers > 1 and self.tasks:
+            ctx = multiprocessing.get_context(
+                "fork" if sys.platform.startswith("linux") else "spawn"
+            )
+            size = min(self.workers, len(self.tasks))
+            pool = self._stack.enter_context(ProcessPoolExecutor(max_workers=size, mp_context=ctx))
+            self._pending = {pool.submit(run_task, self.tasks[i]): i for i in self.order}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def results(self, base_ev: float) -> list[dict[str, Any]]:
+        """Every variation's figures, with ``delta_ev`` against ``base_ev``, in KNOBS order."""
+        out: dict[int, dict[str, Any]] = {}
+        with progress_bar(len(self.tasks), self.progress, "rule effects", _per_second) as advance:
+            if self._client is not None:
+                from distributed import as_completed as dask_completed
+
+                done = dask_completed(list(self._pending), with_results=True)  # type: ignore[no-untyped-call]
+                for fut, result in done:
+                    out[self._pending[fut]] = result
+                    advance(1)
+            elif self._pending:
+                for fut in as_completed(self._pending):
+                    out[self._pending[fut]] = fut.result()
+                    advance(1)
+            else:
+                for i in self.order:
+                    out[i] = run_task(self.tasks[i])
+                    advance(1)
+        results = [out[i] for i in range(len(self.tasks))]
+        for r in results:
+            r["delta_ev"] = r["ev"] - base_ev
+        return results
+
+
 def rule_effects(
     rules: RuleSet,
     strategy: str | Chart,
@@ -96,41 +166,25 @@ def rule_effects(
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Every variation's figures, with ``delta_ev`` against ``base_ev``, in KNOBS order."""
-    tasks = [Task(rules, strategy, wager, post_split, k, v) for k, v in variations(rules)]
-    with progress_bar(len(tasks), progress, "rule effects", _per_second) as advance:
-        if scheduler is not None:
-            results = _dask(tasks, scheduler, advance)
-        elif workers == 1:
-            results = []
-            for t in tasks:
-                results.append(run_task(t))
-                advance(1)
-        else:
-            results = _local(tasks, workers, advance)
-    for r in results:
-        r["delta_ev"] = r["ev"] - base_ev
-    return results
+    with RuleEffects(
+        rules, strategy, wager, post_split, workers=workers, scheduler=scheduler, progress=progress
+    ) as run:
+        return run.results(base_ev)
+
+
+def _cost(task: Task) -> int:
+    """A rough order of the variations' cost: splits enumerated for every pair, a new shoe."""
+    return {"split_max_hands": 2, "decks": 1}.get(task.knob, 0)
 
 
 def _per_second(speed: float) -> str:
     return f"{speed * 60:.1f} variations/min"
 
 
-def _local(tasks: list[Task], workers: int, advance: Advance) -> list[dict[str, Any]]:
-    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    out: dict[int, dict[str, Any]] = {}
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
-        futures = {pool.submit(run_task, t): i for i, t in enumerate(tasks)}
-        for fut in as_completed(futures):
-            out[futures[fut]] = fut.result()
-            advance(1)
-    return [out[i] for i in range(len(tasks))]
-
-
-def _dask(tasks: list[Task], address: str, advance: Advance) -> list[dict[str, Any]]:
+@contextmanager
+def _dask_client(address: str) -> Iterator[Any]:
     try:
         from distributed import Client
-        from distributed import as_completed as dask_completed
     except ImportError:
         raise InputError("--scheduler needs Dask: pip install 'pontoon[sim]'") from None
     try:
@@ -138,10 +192,4 @@ def _dask(tasks: list[Task], address: str, advance: Advance) -> list[dict[str, A
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
-        futures = client.map(run_task, tasks, pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        out: dict[int, dict[str, Any]] = {}
-        for fut, result in dask_completed(futures, with_results=True):  # type: ignore[no-untyped-call]
-            out[index[fut.key]] = result
-            advance(1)
-    return [out[i] for i in range(len(tasks))]
+        yield client
