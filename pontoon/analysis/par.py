@@ -55,7 +55,7 @@ NAMES: Final = {
     Ending.DEALER_BUST: "win, dealer busts",
     Ending.PUSH: "push",
     Ending.LOSS: "loss on a lower total",
-    Ending.DEALER_PONTOON: "loss to a dealer pontoon (13.7)",
+    Ending.DEALER_PONTOON: "loss to a dealer pontoon",
     Ending.BUST: "bust",
     Ending.SURRENDER: "surrender (9.3)",
     Ending.RESCUE: "rescue (12)",

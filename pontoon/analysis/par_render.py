@@ -110,7 +110,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
             "Distribution of a round's net (per initial wager)",
             ["net", "probability", "1 in"],
             [
-                [f"{r['net']:+g}", f"{r['probability']:.10f}", one_in(1 / r["probability"])]
+                [signed(r["net"]), prob(r["probability"]), one_in(1 / r["probability"])]
                 for r in doc["distribution"]
             ],
             f"Precision: {prec['distribution']}.",
@@ -267,11 +267,11 @@ def distribution_plot(doc: dict[str, Any]) -> bytes:
     nets = [r["net"] for r in doc["distribution"]]
     probs = [r["probability"] for r in doc["distribution"]]
     ax.bar(range(len(nets)), probs, color="#2f6f4f")
-    ax.set_xticks(range(len(nets)), [f"{n:+g}" for n in nets], rotation=90, fontsize=7)
+    ax.set_xticks(range(len(nets)), [signed(n) for n in nets], rotation=90, fontsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("net of a round (initial wagers)")
     ax.set_ylabel("probability")
-    ax.set_title(f"{doc['rules']['name']}: a round's net, exact")
+    ax.set_title(f"{doc['rules']['name']}: a round's net ({doc['precision']['distribution']})")
     return _png(fig)
 
 
@@ -299,6 +299,11 @@ p.note { color: #555; font-size: 0.85em; } img { max-width: 100%; }
 """
 
 
+def _numeric(cell: str) -> bool:
+    """Whether a cell is a figure (set right-aligned)."""
+    return bool(cell) and (cell[0] in "0123456789+−-$—" or cell.startswith("1 in"))
+
+
 def to_html(doc: dict[str, Any]) -> str:
     """A self-contained page (styles and plots inside)."""
     e = html.escape
@@ -315,7 +320,7 @@ def to_html(doc: dict[str, Any]) -> str:
                 parts.append("<tr>" + "".join(f"<th>{e(h)}</th>" for h in s.header) + "</tr>")
             for row in s.rows:
                 cells = "".join(
-                    f"<td class='n'>{e(c)}</td>" if j else f"<td>{e(c)}</td>"
+                    f"<td class='n'>{e(c)}</td>" if j and _numeric(c) else f"<td>{e(c)}</td>"
                     for j, c in enumerate(row)
                 )
                 parts.append(f"<tr>{cells}</tr>")
@@ -346,7 +351,7 @@ def write_pdf(doc: dict[str, Any], path: str) -> None:
         if s.rows:
             data = ([s.header] if any(s.header) else []) + s.rows
             cells = [[Paragraph(html.escape(str(c)), small) for c in row] for row in data]
-            widths = _widths(len(data[0]), 17.5 * cm)
+            widths = _widths(data, 17.5 * cm)
             table = Table(cells, colWidths=widths, repeatRows=1 if any(s.header) else 0)
             style: list[Any] = [
                 ("GRID", (0, 0), (-1, -1), 0.25, colors.lightgrey),
@@ -382,7 +387,9 @@ def write_pdf(doc: dict[str, Any], path: str) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _widths(n: int, total: float) -> list[float]:
-    first = 0.34 if n > 2 else 0.5
-    rest = (1 - first) / max(n - 1, 1)
-    return [total * first] + [total * rest] * (n - 1)
+def _widths(rows: list[list[str]], total: float) -> list[float]:
+    """Column widths in proportion to each column's longest cell (a long text column at most
+    half the page)."""
+    longest = [min(max(len(str(r[j])) for r in rows), 60) + 2 for j in range(len(rows[0]))]
+    scale = total / sum(longest)
+    return [n * scale for n in longest]
