@@ -41,10 +41,8 @@ from pontoon.analysis.sparse import EMPTY, Dist
 from pontoon.analysis.split import (
     CAP_13_7,
     SplitValue,
-    max_hands,
     pair_cards_left,
-    pair_probability,
-    patterns,
+    pair_patterns,
     split_weights,
     unknowns_out,
 )
@@ -353,17 +351,12 @@ def _split_parts(
     cents = np.array([x.cents for x in ends.ends], dtype=np.int64)
     stood = np.array([x.stood for x in ends.ends])
     obo = CAP_13_7 and not game.peek and game.rules.dealer_natural_takes == "original"
-    hands = max_hands(game, pair)
     parts: Parts = [[EMPTY] * 7 for _ in range(10)]
     counts = np.zeros((10, e))
+    total = game.shoe.size - 1 - 2  # cards left after the first card and the pair
     for u in range(10):
-        if game.shoe.infinite:
-            pats = patterns(hands, 0, 0, pair_probability(game, pair))
-        else:
-            total = game.shoe.size - 1 - 2
-            pats = patterns(hands, float(m0[u]), total - float(m0[u]), None)
         boxes: list[list[Dist]] = [[] for _ in range(7)]
-        for prob, r, n, x in pats:
+        for prob, r, n, x in pair_patterns(game, pair, u, m0):
             if prob <= 0:
                 continue
             if game.shoe.infinite:

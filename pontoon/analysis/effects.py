@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
 
 from pontoon.analysis.chart import Chart
-from pontoon.errors import InputError
+from pontoon.cluster import dask_client
 from pontoon.progress import progress_bar
 from pontoon.rules import RuleSet
 
@@ -114,7 +113,7 @@ class RuleEffects:
 
     def __enter__(self) -> RuleEffects:
         if self.scheduler is not None and self.tasks:
-            self._client = self._stack.enter_context(_dask_client(self.scheduler))
+            self._client = self._stack.enter_context(dask_client(self.scheduler))
             futures = self._client.map(run_task, [self.tasks[i] for i in self.order], pure=False)
             self._pending = {f: i for f, i in zip(futures, self.order, strict=True)}
         elif self.workers > 1 and self.tasks:
@@ -179,17 +178,3 @@ def _cost(task: Task) -> int:
 
 def _per_second(speed: float) -> str:
     return f"{speed * 60:.1f} variations/min"
-
-
-@contextmanager
-def _dask_client(address: str) -> Iterator[Any]:
-    try:
-        from distributed import Client
-    except ImportError:
-        raise InputError("--scheduler needs Dask: pip install 'pontoon[sim]'") from None
-    try:
-        client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-    with client:
-        yield client

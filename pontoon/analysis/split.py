@@ -119,19 +119,14 @@ def split_value(game: Game, pair: int, values: dict[int, Values]) -> SplitValue:
     """The value of splitting ``pair`` against each first card, the split hands played as
     ``values[j]`` (the split-hand context with ``j`` other pair cards out) says."""
     c = game.comps
-    hands = max_hands(game, pair)
     m0 = pair_cards_left(game, pair)
     ev, nh = np.zeros(10), np.zeros(10)
     obo = CAP_13_7 and not game.peek and game.rules.dealer_natural_takes == "original"
     two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
     per_j = {j: _hand_values(game, pair, j, v, two, m0) for j, v in values.items()}
+    total = game.shoe.size - 1 - 2  # cards left after the first card and the pair
     for u in range(10):
-        if game.shoe.infinite:
-            pats = patterns(hands, 0, 0, pair_probability(game, pair))
-        else:
-            total = game.shoe.size - 1 - 2
-            pats = patterns(hands, float(m0[u]), total - float(m0[u]), None)
-        for prob, r, n, x in pats:
+        for prob, r, n, x in pair_patterns(game, pair, u, m0):
             if prob <= 0:
                 continue
             if game.shoe.infinite:
@@ -146,6 +141,16 @@ def split_value(game: Game, pair: int, values: dict[int, Values]) -> SplitValue:
                 none_stood = (1 - s_n / pn) ** n * (1 - s_x / pn) ** x
                 ev[u] += prob * (n * s_n + x * s_x - pn + pn * none_stood)
     return SplitValue(ev, nh, dict(values))
+
+
+def pair_patterns(game: Game, pair: int, u: int, m0: Floats) -> list[Pattern]:
+    """The patterns of second cards of a split ``pair`` against first card ``u`` (0-9), with
+    ``m0`` (:func:`pair_cards_left`) pair cards left."""
+    hands = max_hands(game, pair)
+    if game.shoe.infinite:
+        return patterns(hands, 0, 0, pair_probability(game, pair))
+    total = game.shoe.size - 1 - 2
+    return patterns(hands, float(m0[u]), total - float(m0[u]), None)
 
 
 def _removed(

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from pontoon.cluster import dask_client
 from pontoon.errors import InputError
 from pontoon.progress import Advance as Progress
 from pontoon.progress import progress_bar
@@ -127,18 +128,11 @@ def _local(
 def _dask(
     job: Job, keys: list[int], sizes: list[int], address: str, advance: Progress
 ) -> list[ChunkResult]:
-    try:
-        from distributed import Client
+    with dask_client(address) as client:
         from distributed import as_completed as dask_completed
-    except ImportError:
-        raise InputError("--scheduler needs Dask: pip install 'pontoon[sim]'") from None
-    try:
-        client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-    with client:
-        shared = client.scatter(job, broadcast=True)  # type: ignore[no-untyped-call]
-        threads = sum(client.nthreads().values())  # type: ignore[no-untyped-call]
+
+        shared = client.scatter(job, broadcast=True)
+        threads = sum(client.nthreads().values())
         tasks = guided(len(keys), threads)
         futures = client.map(
             _tasks,
