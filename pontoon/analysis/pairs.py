@@ -24,6 +24,7 @@ from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.analysis.reach import suit_ending, suit_picks
 from pontoon.analysis.sparse import Dist
 from pontoon.analysis.split import CAP_13_7, SplitValue, max_hands
+from pontoon.analysis.suits import Config
 
 Paths = tuple[Ints, Floats, Ints]  # cards taken (n, 10), sequences (n,), endings (n, 7)
 EXACT_TWO_HANDS = True  # enumerate two-hand splits (off only to measure the approximation)
@@ -60,7 +61,9 @@ def hand_paths(game: Game, ends: Endings, ctx: Context, vals: Values, u: int) ->
         else:
             act(i, int(vals.choice[i, u]), cards, w, None, 0)
 
-    def act(i: int, a: int, cards: tuple[int, ...], w: float, conf: object, third: int) -> None:
+    def act(
+        i: int, a: int, cards: tuple[int, ...], w: float, conf: Config | None, third: int
+    ) -> None:
         if a == STAND:
             end(cards, w, e.stand1[i])
             return
@@ -74,7 +77,7 @@ def hand_paths(game: Game, ends: Endings, ctx: Context, vals: Values, u: int) ->
             if kid < 0:
                 end(more, w, e.bust[stake - 1])
             elif x == third and conf is not None:
-                paid = conf.hit if a == HIT else conf.double  # type: ignore[attr-defined]
+                paid = conf.hit if a == HIT else conf.double
                 for ps, cents, why in paid:
                     end(more, w * ps, np.asarray(suit_ending(e, cents, why, stake)).ravel())
             elif a == HIT:
