@@ -33,7 +33,7 @@ from pontoon.analysis.chart import (
 from pontoon.analysis.composition import Compositions, Floats
 from pontoon.analysis.evaluate import same_rank_tens, two_card_hands
 from pontoon.analysis.game import DOUBLE, HIT, NEG, SURRENDER, Chooser, Context, Game, Values
-from pontoon.analysis.split import max_hands, split_contexts, split_value
+from pontoon.analysis.split import max_hands, split_hand_values, split_value
 
 ROUNDS = 8
 TOL = 1e-12
@@ -100,11 +100,7 @@ def optimal_chart(game: Game, rounds: int = ROUNDS) -> Chart:
         for pair in range(1, 11):
             if max_hands(game, pair) < 2:
                 continue
-            values = {
-                ctx.extra: game.evaluate(ctx, scores=post, rescue=rescue)
-                for ctx in split_contexts(game, pair)
-            }
-            sv = split_value(game, pair, values).ev
+            sv = split_value(game, pair, split_hand_values(game, pair, post, rescue=rescue)).ev
             i = c.index[tuple(2 if v == pair else 0 for v in range(1, 11))]
             acts = np.where(legal[i], base.act[i], NEG)
             row = pair_row(pair)

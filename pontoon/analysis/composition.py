@@ -109,6 +109,7 @@ class Compositions:
     ncards: Ints
     child: Ints  # (M, 10)
     _groups: list[tuple[bool, int, Ints]] = field(default_factory=list)
+    _group_of: Ints | None = None
 
     @classmethod
     def build(cls) -> Compositions:
@@ -158,6 +159,16 @@ class Compositions:
                 if idx.size:
                     self._groups.append((soft, t, idx))
         return self._groups
+
+    @property
+    def group_of(self) -> Ints:
+        """(M,) each composition's place in :meth:`groups` (-1: a single card, no hand)."""
+        if self._group_of is None:
+            out = np.full(len(self), -1, dtype=np.int64)
+            for g, (_, _, idx) in enumerate(self.groups()):
+                out[idx] = g
+            self._group_of = out
+        return self._group_of
 
     def containing(self, value: int) -> NDArray[np.bool_]:
         """Mask of the compositions holding at least one card of ``value``."""

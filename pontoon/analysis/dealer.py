@@ -261,3 +261,62 @@ def _draw_factors(trie: _Trie, shoes: Floats, infinite: bool) -> Floats:
         else:
             out[:k] *= num
     return out
+
+
+CODE_BITS: Final = 6  # cards of one value out of the shoe, in a cache key (up to 63)
+_PLACES: Final = np.int64(1) << (CODE_BITS * np.arange(10, dtype=np.int64))
+
+
+class DealerCache:
+    """:func:`dealer_tables` by cards out of one shoe, each computed once: the cards out
+    (whole counts, below ``2 ** CODE_BITS`` of a value) coded as one integer, the codes kept
+    sorted beside the tables' rows, so a batch of shoes is looked up at once."""
+
+    def __init__(self, counts: Floats, infinite: bool, hits_soft_17: bool) -> None:
+        self.counts = counts
+        self.infinite = infinite
+        self.hits_soft_17 = hits_soft_17
+        self._codes = np.zeros(0, dtype=np.int64)  # sorted
+        self._rows = np.zeros(0, dtype=np.int64)  # each code's row of _tables
+        self._tables = np.zeros((0, 10, len(OUTCOMES)))
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def tables(self, removed: Floats | Ints) -> Floats:
+        """(len(removed), 10 first cards, outcomes) for the shoe less each row of
+        ``removed`` (counts by value, besides the dealer's first card)."""
+        if self.infinite:  # the infinite shoe never changes
+            if not self._size:
+                one = dealer_tables(self.hits_soft_17, self.counts[None], infinite=True)
+                self._append(np.zeros(1, dtype=np.int64), one)
+            return np.broadcast_to(self._tables[0], (len(removed), 10, len(OUTCOMES)))
+        out = np.asarray(removed).astype(np.int64)
+        if len(out) and (out.min() < 0 or out.max() >= 1 << CODE_BITS):
+            raise ValueError("cards out of the shoe beyond the dealer cache's key")
+        codes = out @ _PLACES
+        pos = np.searchsorted(self._codes, codes)
+        found = np.zeros(len(codes), dtype=bool)
+        inside = pos < self._size
+        found[inside] = self._codes[pos[inside]] == codes[inside]
+        if not found.all():
+            fresh, first = np.unique(codes[~found], return_index=True)
+            shoes = self.counts - out[~found][first]
+            self._append(fresh, dealer_tables(self.hits_soft_17, shoes, infinite=False))
+            pos = np.searchsorted(self._codes, codes)
+        return self._tables[self._rows[pos]]
+
+    def _append(self, codes: Ints, tables: Floats) -> None:
+        if self._size + len(codes) > len(self._tables):
+            size = max(self._size + len(codes), len(self._tables) * 5 // 4)  # a little room
+            grown = np.zeros((size, 10, len(OUTCOMES)))
+            grown[: self._size] = self._tables[: self._size]
+            self._tables = grown
+        self._tables[self._size : self._size + len(codes)] = tables
+        rows = np.arange(self._size, self._size + len(codes))
+        self._size += len(codes)
+        merged = np.concatenate([self._codes, codes])
+        order = np.argsort(merged, kind="stable")
+        self._codes = merged[order]
+        self._rows = np.concatenate([self._rows, rows])[order]

@@ -310,8 +310,7 @@ def _split_choice(
         return np.array([same[u] if codes[u] in ("P", "Rp") else 0.0 for u in range(10)])
     if i not in base.premium or not base.by_suits:
         return np.where(sv.ev > base.node[i], same, 0.0)
-    rows = game.rows(Context())
-    prem = game.premiums(Context(), rows)[i]
+    prem = game.premiums(Context())[i]
     acts = np.where(legal[i], base.act[i], NEG)
     share = np.zeros(10)
     stay = np.ones((10, len(prem[0])))

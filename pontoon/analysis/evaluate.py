@@ -185,8 +185,7 @@ def game_best_with_split(
     game: Game, base: Values, i: int, u: int, acts: Floats, split: float
 ) -> float:
     """A pattern pair (7-7) played best for its suits, splitting an option."""
-    rows = game.rows(Context())
-    prem = game.premiums(Context(), rows)[i][u]
+    prem = game.premiums(Context())[i][u]
     avg_h, avg_d = base.premium[i][0][u], base.premium[i][1][u]
     plain = acts[u].copy()
     plain[HIT] -= avg_h

@@ -25,8 +25,8 @@ from typing import Final
 
 import numpy as np
 
-from pontoon.analysis.composition import Comp, Compositions, Floats, ShoeModel, comp_of
-from pontoon.analysis.dealer import BUST, NATURAL, DealerPaths, dealer_paths, dealer_tables
+from pontoon.analysis.composition import Comp, Compositions, Floats, Ints, ShoeModel, comp_of
+from pontoon.analysis.dealer import BUST, NATURAL, DealerCache
 from pontoon.analysis.payoffs import MIXED, Payoffs, card
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
 from pontoon.cards import Card
@@ -43,20 +43,21 @@ Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
 
 ROWS_KEPT: Final = 2  # split-hand contexts whose Rows stay cached (about 7 MB each)
 DealerKey = tuple[tuple[float, ...], bool, bool]  # shoe counts, infinite, dealer hits soft 17
-_DEALER_CACHE: OrderedDict[DealerKey, dict[bytes, Floats]] = OrderedDict()  # by cards out
+_DEALER_CACHE: OrderedDict[DealerKey, DealerCache] = OrderedDict()
 _DEALER_LOCK = threading.Lock()
-DEALER_CACHE_SHOES: Final = 2  # about 17 MB each for a 6-deck shoe with resplits
+DEALER_CACHE_SHOES: Final = 2  # about 15 MB each for a 6-deck shoe with resplits
 
 
-def _dealer_cache(key: DealerKey) -> dict[bytes, Floats]:
+def _dealer_cache(counts: Floats, infinite: bool, hits_soft_17: bool) -> DealerCache:
     """The dealer's outcome tables by cards out, shared by every game of one shoe and soft-17
     rule in this process (the tables depend on nothing else): rule variations, a hand
     calculator after its chart, ``strategy`` after ``analyze`` reuse them."""
+    key = (tuple(counts.tolist()), infinite, hits_soft_17)
     with _DEALER_LOCK:  # analyses may run in threads (the table server)
         if key in _DEALER_CACHE:
             _DEALER_CACHE.move_to_end(key)
         else:
-            _DEALER_CACHE[key] = {}
+            _DEALER_CACHE[key] = DealerCache(counts, infinite, hits_soft_17)
             while len(_DEALER_CACHE) > DEALER_CACHE_SHOES:
                 _DEALER_CACHE.popitem(last=False)
         return _DEALER_CACHE[key]
@@ -84,14 +85,12 @@ class Context:
 
     pair: int | None = None
     extra: int = 0
-    others: tuple[float, ...] = ()  # further cards out of the shoe, by value (may be fractional)
 
-    def offset(self) -> tuple[float, ...]:
-        v = [0.0] * 10
+    def offset(self) -> tuple[int, ...]:
+        """The cards out of the shoe besides the hand's own, by value."""
+        v = [0] * 10
         if self.pair is not None:
-            v[self.pair - 1] = float(self.extra)
-        for i, x in enumerate(self.others):
-            v[i] += x
+            v[self.pair - 1] = self.extra
         return tuple(v)
 
 
@@ -208,10 +207,10 @@ class Game:
         self.win2 = np.array([self.pay.win_cards(h, doubled=True) for h in hands])
         self.coef1 = self._stand_coef(1, self.win1)
         self.coef2 = self._stand_coef(2, self.win2)
-        self._dealer = _dealer_cache(
-            (tuple(self.shoe.counts.tolist()), infinite, rules.dealer_hits_soft_17)
-        )
+        counts = self.shoe.probs() if infinite else self.shoe.counts
+        self._dealer = _dealer_cache(counts, infinite, rules.dealer_hits_soft_17)
         self._rows: OrderedDict[Context, Rows] = OrderedDict()
+        self._premiums: dict[Context, dict[int, list[list[tuple[float, float, float]]]]] = {}
         self._configs: dict[tuple[object, ...], list[Config]] = {}
         self._legal: dict[tuple[bool, bool], np.ndarray] = {}
         self.endings: object = None  # the distribution's table of endings (endings.endings_of)
@@ -229,27 +228,35 @@ class Game:
             coef[:, NATURAL] = -self.pay.natural_loss(amount == 2)
         return coef
 
-    def dealer_rows(self, removed: Floats) -> Floats:
-        """Dealer outcome tables (len, 10 up, 7) for shoes with ``removed`` cards out (rows of
-        counts, besides the dealer's first card), computed once each."""
-        removed = np.ascontiguousarray(removed, dtype=np.float64) + 0.0  # no -0.0 in keys
-        keys = [r.tobytes() for r in removed]
-        fresh = {k: j for j, k in enumerate(keys) if k not in self._dealer}
-        if fresh:
-            h17 = self.rules.dealer_hits_soft_17
-            if self.infinite:
-                one = dealer_tables(h17, self.shoe.probs()[None], infinite=True)[0]
-                for k in fresh:
-                    self._dealer[k] = one
-            else:
-                shoes = self.shoe.counts - removed[list(fresh.values())]
-                out = dealer_tables(h17, shoes, infinite=False)
-                for k, t in zip(fresh, out, strict=True):
-                    self._dealer[k] = t
-        return np.stack([self._dealer[k] for k in keys]) if keys else np.zeros((0, 10, 7))
+    def in_play(self, ctx: Context) -> np.ndarray:
+        """(M,) the compositions that are hands of ``ctx``: two cards or more, holding the
+        split pair's card, within the hand calculator's cards."""
+        c = self.comps
+        mask = c.ncards >= 2
+        if self.within is not None:
+            mask &= (c.matrix >= np.array(self.within)).all(axis=1)
+        if ctx.pair is not None:
+            mask &= c.containing(ctx.pair)
+        return mask
 
-    def _paths(self, up: int) -> DealerPaths:
-        return dealer_paths(up, self.rules.dealer_hits_soft_17)
+    def offer(self, removed: Ints, table: Floats) -> tuple[Floats, Floats, Floats, Floats]:
+        """What the shoe offers hands with ``removed`` cards out (rows of counts besides the
+        dealer's first card) and the dealer's ``table`` of outcomes (:class:`Rows`): the next
+        card's probabilities (k, 10 up, 10 card); P(dealer pontoon) and the weight of a
+        settlement now, f (k, 10 up); f once a card is drawn (k, 10 up, 10 card)."""
+        rem = np.clip(self.shoe.remaining(removed[:, None, :] + np.eye(10)), 0.0, None)
+        size = rem.sum(axis=-1, keepdims=True)
+        nxt = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
+        pn = table[..., NATURAL]
+        f = 1.0 - pn if self.peek else np.ones_like(pn)
+        f_after = np.broadcast_to(f[:, :, None], nxt.shape).copy()
+        if self.peek and not self.infinite:  # the drawn card is not the dealer's second
+            for u, nat in ((1, 10), (10, 1)):
+                sz = size[:, u - 1]
+                left = rem[:, u - 1, nat - 1][:, None] - (np.arange(1, 11) == nat)
+                pn_x = np.divide(left, sz - 1, out=np.zeros_like(left), where=sz > 1)
+                f_after[:, u - 1] = 1.0 - pn_x
+        return nxt, pn, f, f_after
 
     def shoe_after(self, removed: Floats) -> Floats:
         """(…, 10 up, 10 card) counts (or probabilities) left after ``removed`` (…, 10) and
@@ -259,42 +266,27 @@ class Game:
         return self.shoe.remaining(out)
 
     def rows(self, ctx: Context) -> Rows:
-        """The shoe's offer to each composition of ``ctx`` (cached)."""
+        """The shoe's offer to each composition of ``ctx``, over all of them (cached)."""
         if ctx in self._rows:
             self._rows.move_to_end(ctx)
             return self._rows[ctx]
         c = self.comps
-        mask = c.ncards >= 2
-        if self.within is not None:
-            mask &= (c.matrix >= np.array(self.within)).all(axis=1)
-        if ctx.pair is not None:
-            mask &= c.containing(ctx.pair)
-        idx = np.flatnonzero(mask)
-        offset = np.array(ctx.offset(), dtype=np.float64)
-        removed = c.matrix[idx] + offset
         m = len(c)
-        rem = np.clip(self.shoe_after(removed), 0.0, None)  # (in play, 10 up, 10 card)
-        size = rem.sum(axis=-1, keepdims=True)
-        nxt = np.zeros((m, 10, 10))
-        nxt[idx] = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
+        mask = self.in_play(ctx)
+        idx = np.flatnonzero(mask)
+        removed = c.matrix[idx] + np.array(ctx.offset())
         table = np.zeros((m, 10, 7))
-        table[idx] = self.dealer_rows(removed)
-        pn = table[..., NATURAL]
-        f = 1.0 - pn if self.peek else np.ones_like(pn)
-        f_after = np.ones((m, 10, 10))  # compositions out of play keep 1 (no pontoon)
-        if self.peek:
-            f_after[idx] = f[idx][:, :, None]
-            if not self.infinite:
-                for u, nat in ((1, 10), (10, 1)):
-                    sz = size[:, u - 1, 0]
-                    left = rem[:, u - 1, nat - 1]
-                    for x in range(1, 11):
-                        hit = left - (1.0 if x == nat else 0.0)
-                        pn_x = np.divide(hit, sz - 1, out=np.zeros_like(sz), where=sz > 1)
-                        f_after[idx, u - 1, x - 1] = 1.0 - pn_x
+        table[idx] = self._dealer.tables(removed)
+        nxt, pn, f, f_after = (
+            np.zeros((m, 10, 10)),
+            table[..., NATURAL],
+            np.ones((m, 10)),
+            np.ones((m, 10, 10)),
+        )
+        nxt[idx], _, f[idx], f_after[idx] = self.offer(removed, table[idx])
         rows = Rows(mask, nxt, table, pn, f, f_after)
         self._rows[ctx] = rows
-        split = [k for k in self._rows if k.pair is not None or k.others]
+        split = [k for k in self._rows if k.pair is not None]
         for k in split[: max(len(split) - ROWS_KEPT, 0)]:  # the unsplit hand's stay
             del self._rows[k]
         return rows
@@ -369,29 +361,34 @@ class Game:
                     out.append((self.comps.index[comp_of([a, b])], (a, b), third))
         return out
 
-    def win21_weight(self, rows: Rows, i: int) -> Floats:
-        """(10 up,) the weight of a 21's odds for composition ``i``: paid at once (9.2; in the
-        peek game only when play goes on), or when the dealer ends below 21 or busts."""
+    def win21_weight(self, table: Floats) -> Floats:
+        """(10 up,) the weight of a 21's odds for a hand whose dealer's outcomes are ``table``
+        (10 up, 7): paid at once (9.2; in the peek game only when play goes on), or when the
+        dealer ends below 21 or busts."""
         if self.rules.player_21_wins:
-            f: Floats = rows.f[i]
+            pn = table[:, NATURAL]
+            f: Floats = 1.0 - pn if self.peek else np.ones_like(pn)
             return f
-        t = rows.table[i]
-        w: Floats = t[:, :4].sum(axis=1) + t[:, BUST]
+        w: Floats = table[:, :4].sum(axis=1) + table[:, BUST]
         return w
 
-    def premiums(
-        self, ctx: Context, rows: Rows
-    ) -> dict[int, list[list[tuple[float, float, float]]]]:
-        """For each pattern node and first card: [(prob, hit premium, double premium)] over
-        the suit configurations."""
+    def premiums(self, ctx: Context) -> dict[int, list[list[tuple[float, float, float]]]]:
+        """For each pattern node of ``ctx`` and first card: [(prob, hit premium, double
+        premium)] over the suit configurations (cached)."""
+        if ctx in self._premiums:
+            return self._premiums[ctx]
         out: dict[int, list[list[tuple[float, float, float]]]] = {}
+        offset = np.array(ctx.offset())
         for i, hand, third in self.pattern_nodes(ctx):
             child = self.comps.child[i, third - 1]
-            w21 = self.win21_weight(rows, child)
+            removed = self.comps.matrix[[i, child]] + offset
+            tables = self._dealer.tables(removed)
+            nxt = self.offer(removed[:1], tables[:1])[0][0]
+            w21 = self.win21_weight(tables[1])
             base1, base2 = self.win1[child], self.win2[child]
             per_up = []
             for u in UPS:
-                p3 = rows.nxt[i, u - 1, third - 1]
+                p3 = nxt[u - 1, third - 1]
                 w = w21[u - 1]
                 per_up.append(
                     [
@@ -404,6 +401,7 @@ class Game:
                     ]
                 )
             out[i] = per_up
+        self._premiums[ctx] = out
         return out
 
     # ------------------------------------------------------------------ backward induction
@@ -419,15 +417,49 @@ class Game:
         action values as the walk reaches it: how a total-dependent chart is optimised.
         ``rescue`` (2 soft, 22 total, 10 up; :meth:`Chart.rescues`): under ``double_rescue``
         where a doubled hand is rescued; None: wherever that is worth more than standing."""
+        return self.evaluate_many([ctx], scores, chooser, rescue)[0]
+
+    def evaluate_many(
+        self,
+        ctxs: list[Context],
+        scores: Floats | None = None,
+        chooser: Chooser | None = None,
+        rescue: np.ndarray | None = None,
+    ) -> list[Values]:
+        """:meth:`evaluate` for several contexts in one walk (a pair's split hands with 1, 2,
+        ... other pair cards out): their hands in play are the rows of one set of arrays, so
+        each group of hands is one step for all of them."""
+        if chooser is not None and len(ctxs) != 1:
+            raise ValueError("a chooser optimises one context")
         r = self.rules
         c = self.comps
-        rows = self.rows(ctx)
-        legal = self.legal(ctx)
         m = len(c)
-        every = np.flatnonzero(rows.mask)  # the compositions in play, in the rows below
-        inv = np.full(m, -1, dtype=np.int64)
-        inv[every] = np.arange(len(every))
-        k = len(every)
+        ins = [np.flatnonzero(self.in_play(x)) for x in ctxs]
+        bounds = np.cumsum([0, *(len(i) for i in ins)])
+        comp = np.concatenate(ins)  # each row's composition
+        ctx_of = np.repeat(np.arange(len(ctxs)), np.diff(bounds))
+        at = np.full((len(ctxs), m), -1, dtype=np.int64)  # each composition's row
+        for q, idx in enumerate(ins):
+            at[q, idx] = np.arange(bounds[q], bounds[q + 1])
+        removed = c.matrix[comp] + np.array([x.offset() for x in ctxs])[ctx_of]
+        table = self._dealer.tables(removed)
+        legal = np.concatenate([self.legal(x)[idx] for x, idx in zip(ctxs, ins, strict=True)])
+        prem = [self.premiums(x) for x in ctxs]
+        avg_prem = [
+            {
+                i: (
+                    np.array([sum(p * h for p, h, _ in confs) for confs in per_up]),
+                    np.array([sum(p * d for p, _, d in confs) for confs in per_up]),
+                )
+                for i, per_up in pq.items()
+            }
+            for pq in prem
+        ]
+        node_rows = np.zeros(len(comp), dtype=bool)  # rows of pattern nodes
+        for q, pq in enumerate(prem):
+            rows = at[q, list(pq)]
+            node_rows[rows[rows >= 0]] = True  # (the hand calculator's may be out of play)
+        k = len(comp)
         act = np.full((k, 10, 4), NEG)
         sact = np.zeros((k, 10, 4))
         choice = np.zeros((k, 10), dtype=np.int64)
@@ -435,21 +467,16 @@ class Game:
         arr1, sarr1 = np.zeros((k, 10)), np.zeros((k, 10))
         arr2, sarr2 = np.zeros((k, 10)), np.zeros((k, 10))
         rescued = np.zeros((k, 10), dtype=bool)
-        prem = self.premiums(ctx, rows)
-        avg_prem: dict[int, tuple[Floats, Floats]] = {}
-        for i, per_up in prem.items():
-            avg_prem[i] = (
-                np.array([sum(p * h for p, h, _ in confs) for confs in per_up]),
-                np.array([sum(p * d for p, _, d in confs) for confs in per_up]),
-            )
         loss = self.pay.surrender_loss
-        for _soft, t, group in c.groups():
-            idx = group[rows.mask[group]]
-            if not idx.size:
+        by_group = np.argsort(c.group_of[comp], kind="stable")
+        ends = np.searchsorted(c.group_of[comp][by_group], np.arange(len(c.groups()) + 1))
+        for g, (_soft, t, _) in enumerate(c.groups()):
+            at_g = by_group[ends[g] : ends[g + 1]]  # this group's rows
+            if not at_g.size:
                 continue
-            at = inv[idx]
-            tab = rows.table[idx]
-            pn = rows.pn[idx]
+            idx = comp[at_g]
+            tab = table[at_g]
+            nxt, pn, f, fa = self.offer(removed[at_g], tab)
             stand1 = np.einsum("kuo,ko->ku", tab, self.coef1[idx])
             stand2 = np.einsum("kuo,ko->ku", tab, self.coef2[idx])
             hit = np.full_like(stand1, NEG)
@@ -459,9 +486,7 @@ class Game:
             if t < 21:
                 ch = c.child[idx]
                 bust = (ch < 0)[:, None, :]
-                safe = inv[np.where(ch < 0, 0, ch)]  # a card that busts reads any row
-                nxt = rows.nxt[idx]
-                fa = rows.f_after[idx]
+                safe = at[ctx_of[at_g][:, None], np.where(ch < 0, 0, ch)]  # a bust reads any
                 a1 = np.where(bust, -fa, arr1[safe].transpose(0, 2, 1))
                 a2 = np.where(bust, -2.0 * fa, arr2[safe].transpose(0, 2, 1))
                 hit = (nxt * a1).sum(axis=-1)
@@ -475,48 +500,49 @@ class Game:
             else:
                 surr = np.full_like(pn, -loss)
             vals = np.stack([stand1, hit, dbl, surr], axis=-1)
-            for j, i in enumerate(idx if avg_prem else ()):
-                if int(i) in avg_prem:
-                    vals[j, :, HIT] += avg_prem[int(i)][0]
-                    vals[j, :, DOUBLE] += avg_prem[int(i)][1]
+            nodes = np.flatnonzero(node_rows[at_g])
+            for j in nodes:
+                avg = avg_prem[ctx_of[at_g[j]]][int(idx[j])]
+                vals[j, :, HIT] += avg[0]
+                vals[j, :, DOUBLE] += avg[1]
             svals = np.stack([pn, shit, sdbl, np.zeros_like(pn)], axis=-1)
-            lg = legal[idx]
+            lg = legal[at_g]
             key = vals if scores is None else scores[idx]
             if chooser is not None:
                 key = chooser(_soft, t, idx, np.where(lg, vals, NEG))
             pick = np.argmax(np.where(lg, key, NEG), axis=-1)
             v = np.take_along_axis(vals, pick[..., None], axis=-1)[..., 0]
             sv = np.take_along_axis(svals, pick[..., None], axis=-1)[..., 0]
-            if scores is None and chooser is None and prem:
-                for j, i in enumerate(idx):
-                    if int(i) in prem:
-                        v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[int(i)], prem[int(i)])
-            act[at] = np.where(lg, vals, NEG)
-            sact[at] = svals
-            choice[at] = pick
-            node[at] = v
-            snode[at] = sv
+            if scores is None and chooser is None:
+                for j in nodes:
+                    q, i = ctx_of[at_g[j]], int(idx[j])
+                    v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[q][i], prem[q][i])
+            act[at_g] = np.where(lg, vals, NEG)
+            sact[at_g] = svals
+            choice[at_g] = pick
+            node[at_g] = v
+            snode[at_g] = sv
             if t == 21:
                 if r.player_21_wins:  # 9.2: paid at once
-                    arr1[at] = self.win1[idx][:, None] * rows.f[idx]
-                    arr2[at] = self.win2[idx][:, None] * rows.f[idx]
+                    arr1[at_g] = self.win1[idx][:, None] * f
+                    arr2[at_g] = self.win2[idx][:, None] * f
                 else:
-                    arr1[at], sarr1[at] = stand1, pn
-                    arr2[at], sarr2[at] = stand2, pn
+                    arr1[at_g], sarr1[at_g] = stand1, pn
+                    arr2[at_g], sarr2[at_g] = stand2, pn
             else:
-                arr1[at], sarr1[at] = v, sv
-                arr2[at], sarr2[at] = stand2, pn
+                arr1[at_g], sarr1[at_g] = v, sv
+                arr2[at_g], sarr2[at_g] = stand2, pn
                 if r.double_rescue:  # 12: forfeit the original wager instead of standing
-                    forfeit = -rows.f[idx]
+                    forfeit = -f
                     if rescue is None:
                         better = forfeit > stand2
                     else:
                         better = np.broadcast_to(rescue[int(_soft), t][None, :], stand2.shape)
-                    arr2[at] = np.where(better, forfeit, stand2)
-                    sarr2[at] = np.where(better, 0.0, pn)
-                    rescued[at] = better
+                    arr2[at_g] = np.where(better, forfeit, stand2)
+                    sarr2[at_g] = np.where(better, 0.0, pn)
+                    rescued[at_g] = better
         by_suits = scores is None and chooser is None
-        compact = dict(
+        arrays = dict(
             act=act,
             sact=sact,
             choice=choice,
@@ -528,10 +554,15 @@ class Game:
             sarr2=sarr2,
             rescued=rescued,
         )
-        if ctx.pair is None and not ctx.others:  # the unsplit hand's: read everywhere
-            dense = {name: _dense(a, every, m, name) for name, a in compact.items()}
-            return Values(**dense, premium=avg_prem, by_suits=by_suits)
-        return _LazyValues(every, m, compact, avg_prem, by_suits)
+        out: list[Values] = []
+        for q, (x, idx) in enumerate(zip(ctxs, ins, strict=True)):
+            part = {name: a[bounds[q] : bounds[q + 1]] for name, a in arrays.items()}
+            if x.pair is None:  # the unsplit hand's: read everywhere
+                dense = {name: _dense(a, idx, m, name) for name, a in part.items()}
+                out.append(Values(**dense, premium=avg_prem[q], by_suits=by_suits))
+            else:
+                out.append(_LazyValues(idx, m, part, avg_prem[q], by_suits))
+        return out
 
     @staticmethod
     def _best_by_suits(

@@ -197,7 +197,7 @@ def suit_picks(
     confs = game.configs(ctx, u + 1, hand)
     if not vals.by_suits:
         return [(conf, int(vals.choice[i, u])) for conf in confs]
-    prem = game.premiums(ctx, game.rows(ctx))[i][u]
+    prem = game.premiums(ctx)[i][u]
     legal = np.isfinite(vals.act[i, u])
     out = []
     for k, conf in enumerate(confs):

@@ -368,7 +368,7 @@ def _exact_suits(
         up_card=up_card,
     )
     child = game.comps.child[i, third - 1]
-    w = game.win21_weight(rows, child)[up - 1]
+    w = game.win21_weight(rows.table[child])[up - 1]
     p3 = rows.nxt[i, up - 1, third - 1]
     hit = sum(k.prob * p3 * (k.super_pay + (k.odds - game.win1[child]) * w) for k in confs)
     dbl = sum(k.prob * p3 * (k.odds_doubled - game.win2[child]) * w for k in confs)

@@ -257,11 +257,13 @@ def split_hand_values(
     their ``rescue`` table (12)."""
     ctxs = split_contexts(game, pair)
     if post_split == "cdp":
-        return {x.extra: game.evaluate(x) for x in ctxs}
+        return dict(zip((x.extra for x in ctxs), game.evaluate_many(ctxs), strict=True))
     if post_split == "cdp1":
         first = game.evaluate(ctxs[0])
         scores = np.where(np.isfinite(first.act), first.act, -1e9)
-        return {x.extra: first if x.extra == 1 else game.evaluate(x, scores=scores) for x in ctxs}
+        rest = game.evaluate_many(ctxs[1:], scores=scores) if len(ctxs) > 1 else []
+        return {1: first} | {x.extra: v for x, v in zip(ctxs[1:], rest, strict=True)}
     if post_split != "cdz":
         raise ValueError(f"unknown post-split strategy {post_split!r}")
-    return {x.extra: game.evaluate(x, scores=post, rescue=rescue) for x in ctxs}
+    played = game.evaluate_many(ctxs, scores=post, rescue=rescue)
+    return dict(zip((x.extra for x in ctxs), played, strict=True))
