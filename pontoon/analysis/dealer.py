@@ -292,6 +292,12 @@ class DealerCache:
                 one = dealer_tables(self.hits_soft_17, self.counts[None], infinite=True)
                 self._append(np.zeros(1, dtype=np.int64), one)
             return np.broadcast_to(self._tables[0], (len(removed), 10, len(OUTCOMES)))
+        pos = self.fill(removed)
+        return self._tables[self._rows[pos]]
+
+    def fill(self, removed: Floats | Ints) -> Ints:
+        """Work out the tables of ``removed`` not yet known, all in one go; the places of
+        their codes among the sorted codes."""
         out = np.asarray(removed).astype(np.int64)
         if len(out) and (out.min() < 0 or out.max() >= 1 << CODE_BITS):
             raise ValueError("cards out of the shoe beyond the dealer cache's key")
@@ -305,7 +311,7 @@ class DealerCache:
             shoes = self.counts - out[~found][first]
             self._append(fresh, dealer_tables(self.hits_soft_17, shoes, infinite=False))
             pos = np.searchsorted(self._codes, codes)
-        return self._tables[self._rows[pos]]
+        return pos
 
     def _append(self, codes: Ints, tables: Floats) -> None:
         if self._size + len(codes) > len(self._tables):

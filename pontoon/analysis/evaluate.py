@@ -15,7 +15,16 @@ import numpy as np
 
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats
-from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
+from pontoon.analysis.game import (
+    DOUBLE,
+    HIT,
+    NEG,
+    STAND,
+    SURRENDER,
+    Context,
+    Game,
+    Values,
+)
 from pontoon.analysis.pairs import exact_split_value, split_considered
 from pontoon.analysis.split import SplitValue, max_hands, split_hand_values, split_value
 
@@ -103,7 +112,9 @@ def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") ->
             values = split_hand_values(game, pair, post, post_split, rescue)
             sv = split_value(game, pair, values)
             needed = split_considered(game, base, chart, pair, sv)
-            splits[pair] = exact_split_value(game, pair, sv, needed)
+            sv = exact_split_value(game, pair, sv, needed)
+            slim = {j: v.slim() for j, v in sv.values.items()}  # what replaying needs
+            splits[pair] = SplitValue(sv.ev, sv.hands, slim, sv.exact)
     return assemble(game, base, splits, chart)
 
 

@@ -103,29 +103,28 @@ class Rows:
     table: Floats  # (M, 10 up, 7): dealer outcomes (dealer.OUTCOMES)
     pn: Floats  # (M, 10 up): dealer pontoon
     f: Floats  # (M, 10 up): 1 - pn in the peek game, else 1 (weight of a settlement now)
-    f_after: Floats  # (M, 10 up, 10 card): f once that card is drawn (a bust)
 
 
 @dataclass
 class Values:
     """Every composition's action values (``act``, -inf when illegal), its value under the
-    policy (``node``), and the values of arriving at it by a hit (``arr1``) or a double
-    (``arr2``); ``s*``: the same for P(dealer pontoon and the hand stood); ``rescued``:
-    where a doubled hand ending on that composition is rescued (12); ``by_suits``: a
-    6-7/6-8/7-8/7-7 hand plays best for its suits (no policy was given)."""
+    policy (``node``), and the value of arriving at it by a hit (``arr1``; ``sarr1``: the
+    same for P(dealer pontoon and the hand stood)); ``rescued``: where a doubled hand ending
+    on that composition is rescued (12); ``by_suits``: a 6-7/6-8/7-8/7-7 hand plays best for
+    its suits (no policy was given)."""
 
     act: Floats  # (M, 10, 4)
-    sact: Floats
     choice: np.ndarray  # (M, 10)
     node: Floats
-    snode: Floats
     arr1: Floats
     sarr1: Floats
-    arr2: Floats
-    sarr2: Floats
     premium: dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
     rescued: np.ndarray  # (M, 10) bool
     by_suits: bool = False
+
+    def slim(self) -> Values:
+        """These values as playing the hands forwards reads them: an unsplit hand's, all."""
+        return self
 
 
 FILL: Final = {"act": NEG, "rescued": False}  # out of play; every other array holds 0
@@ -159,6 +158,18 @@ class _LazyValues(Values):
         self._inv[every] = np.arange(len(every))
         self.premium = premium
         self.by_suits = by_suits
+
+    def slim(self) -> _LazyValues:
+        """These values as playing the hands forwards reads them (:mod:`pontoon.analysis.reach`,
+        :mod:`pontoon.analysis.pairs`): the choices, the rescues (12), and the action values
+        only where the suits decide the play; the rest is dropped."""
+        keep = {
+            "choice": self._compact["choice"].astype(np.int8),
+            "rescued": self._compact["rescued"].copy(),
+        }
+        if self.premium and self.by_suits:
+            keep["act"] = self._compact["act"]
+        return _LazyValues(self._every, self._m, keep, self.premium, self.by_suits)
 
     def __getattr__(self, name: str) -> np.ndarray:
         compact = self.__dict__.get("_compact")  # (not there while unpickling)
@@ -277,14 +288,9 @@ class Game:
         removed = c.matrix[idx] + np.array(ctx.offset())
         table = np.zeros((m, 10, 7))
         table[idx] = self._dealer.tables(removed)
-        nxt, pn, f, f_after = (
-            np.zeros((m, 10, 10)),
-            table[..., NATURAL],
-            np.ones((m, 10)),
-            np.ones((m, 10, 10)),
-        )
-        nxt[idx], _, f[idx], f_after[idx] = self.offer(removed, table[idx])
-        rows = Rows(mask, nxt, table, pn, f, f_after)
+        nxt, f = np.zeros((m, 10, 10)), np.ones((m, 10))
+        nxt[idx], _, f[idx], _ = self.offer(removed, table[idx])
+        rows = Rows(mask, nxt, table, table[..., NATURAL], f)
         self._rows[ctx] = rows
         split = [k for k in self._rows if k.pair is not None]
         for k in split[: max(len(split) - ROWS_KEPT, 0)]:  # the unsplit hand's stay
@@ -442,7 +448,8 @@ class Game:
         for q, idx in enumerate(ins):
             at[q, idx] = np.arange(bounds[q], bounds[q + 1])
         removed = c.matrix[comp] + np.array([x.offset() for x in ctxs])[ctx_of]
-        table = self._dealer.tables(removed)
+        if not self.infinite:
+            self._dealer.fill(removed)  # every table the walk reads, in one go
         legal = np.concatenate([self.legal(x)[idx] for x, idx in zip(ctxs, ins, strict=True)])
         prem = [self.premiums(x) for x in ctxs]
         avg_prem = [
@@ -461,11 +468,10 @@ class Game:
             node_rows[rows[rows >= 0]] = True  # (the hand calculator's may be out of play)
         k = len(comp)
         act = np.full((k, 10, 4), NEG)
-        sact = np.zeros((k, 10, 4))
         choice = np.zeros((k, 10), dtype=np.int64)
-        node, snode = np.zeros((k, 10)), np.zeros((k, 10))
+        node = np.zeros((k, 10))
         arr1, sarr1 = np.zeros((k, 10)), np.zeros((k, 10))
-        arr2, sarr2 = np.zeros((k, 10)), np.zeros((k, 10))
+        arr2, sarr2 = np.zeros((k, 10)), np.zeros((k, 10))  # arriving by a double
         rescued = np.zeros((k, 10), dtype=bool)
         loss = self.pay.surrender_loss
         by_group = np.argsort(c.group_of[comp], kind="stable")
@@ -475,7 +481,7 @@ class Game:
             if not at_g.size:
                 continue
             idx = comp[at_g]
-            tab = table[at_g]
+            tab = self._dealer.tables(removed[at_g])
             nxt, pn, f, fa = self.offer(removed[at_g], tab)
             stand1 = np.einsum("kuo,ko->ku", tab, self.coef1[idx])
             stand2 = np.einsum("kuo,ko->ku", tab, self.coef2[idx])
@@ -518,10 +524,8 @@ class Game:
                     q, i = ctx_of[at_g[j]], int(idx[j])
                     v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[q][i], prem[q][i])
             act[at_g] = np.where(lg, vals, NEG)
-            sact[at_g] = svals
             choice[at_g] = pick
             node[at_g] = v
-            snode[at_g] = sv
             if t == 21:
                 if r.player_21_wins:  # 9.2: paid at once
                     arr1[at_g] = self.win1[idx][:, None] * f
@@ -544,14 +548,10 @@ class Game:
         by_suits = scores is None and chooser is None
         arrays = dict(
             act=act,
-            sact=sact,
             choice=choice,
             node=node,
-            snode=snode,
             arr1=arr1,
             sarr1=sarr1,
-            arr2=arr2,
-            sarr2=sarr2,
             rescued=rescued,
         )
         out: list[Values] = []

@@ -9,9 +9,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pontoon.round import Round
-
 if TYPE_CHECKING:
+    from pontoon.round import Round
     from pontoon.store.secret import ShoeKeys
 
 DEFAULT_URL = "sqlite:///pontoon.db"
