@@ -270,15 +270,17 @@ _PLACES: Final = np.int64(1) << (CODE_BITS * np.arange(10, dtype=np.int64))
 class DealerCache:
     """:func:`dealer_tables` by cards out of one shoe, each computed once: the cards out
     (whole counts, below ``2 ** CODE_BITS`` of a value) coded as one integer, the codes kept
-    sorted beside the tables' rows, so a batch of shoes is looked up at once."""
+    sorted beside the tables' rows, so a batch of shoes is looked up at once. The tables stay
+    in the blocks they were worked out in (never copied to grow)."""
 
     def __init__(self, counts: Floats, infinite: bool, hits_soft_17: bool) -> None:
         self.counts = counts
         self.infinite = infinite
         self.hits_soft_17 = hits_soft_17
         self._codes = np.zeros(0, dtype=np.int64)  # sorted
-        self._rows = np.zeros(0, dtype=np.int64)  # each code's row of _tables
-        self._tables = np.zeros((0, 10, len(OUTCOMES)))
+        self._rows = np.zeros(0, dtype=np.int64)  # each code's row, counted over the blocks
+        self._blocks: list[Floats] = []
+        self._starts = np.zeros(0, dtype=np.int64)  # each block's first row
         self._size = 0
 
     def __len__(self) -> int:
@@ -291,9 +293,18 @@ class DealerCache:
             if not self._size:
                 one = dealer_tables(self.hits_soft_17, self.counts[None], infinite=True)
                 self._append(np.zeros(1, dtype=np.int64), one)
-            return np.broadcast_to(self._tables[0], (len(removed), 10, len(OUTCOMES)))
-        pos = self.fill(removed)
-        return self._tables[self._rows[pos]]
+            return np.broadcast_to(self._blocks[0][0], (len(removed), 10, len(OUTCOMES)))
+        rows = self._rows[self.fill(removed)]
+        block = np.searchsorted(self._starts, rows, side="right") - 1
+        if len(rows) and block.min() == block.max():
+            b = int(block[0])
+            out: Floats = self._blocks[b][rows - self._starts[b]]
+            return out
+        out = np.empty((len(rows), 10, len(OUTCOMES)))
+        for b in np.unique(block):
+            sel = block == b
+            out[sel] = self._blocks[b][rows[sel] - self._starts[b]]
+        return out
 
     def fill(self, removed: Floats | Ints) -> Ints:
         """Work out the tables of ``removed`` not yet known, all in one go; the places of
@@ -314,12 +325,8 @@ class DealerCache:
         return pos
 
     def _append(self, codes: Ints, tables: Floats) -> None:
-        if self._size + len(codes) > len(self._tables):
-            size = max(self._size + len(codes), len(self._tables) * 5 // 4)  # a little room
-            grown = np.zeros((size, 10, len(OUTCOMES)))
-            grown[: self._size] = self._tables[: self._size]
-            self._tables = grown
-        self._tables[self._size : self._size + len(codes)] = tables
+        self._blocks.append(tables)
+        self._starts = np.append(self._starts, self._size)
         rows = np.arange(self._size, self._size + len(codes))
         self._size += len(codes)
         merged = np.concatenate([self._codes, codes])
