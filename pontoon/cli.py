@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="Monte Carlo rounds on the compiled kernel")
     _common(p)
     sim_options(p)
+    from pontoon.count.commands import add_options as count_options
+
+    p = sub.add_parser("count", help="advantage play: effects of removal, a count judged")
+    count_options(p, _common)
     from pontoon.server.options import add_options as serve_options
 
     p = sub.add_parser("serve", help="the multi-player table server and its web page")
@@ -139,6 +143,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return simulate_command(_rules(args), args)
 
 
+def cmd_count(args: argparse.Namespace) -> int:
+    from pontoon.count.commands import count_command
+
+    return count_command(_rules(args), args)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from pontoon.server.serve import serve
 
@@ -153,6 +163,7 @@ COMMANDS = {
     "strategy": cmd_strategy,
     "par": cmd_par,
     "simulate": cmd_simulate,
+    "count": cmd_count,
     "serve": cmd_serve,
 }
 

@@ -12,6 +12,7 @@ from pontoon.rules import RuleSet
 
 if TYPE_CHECKING:
     from pontoon.analysis.chart import Chart
+    from pontoon.analysis.composition import Removal
 
 
 def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
@@ -30,6 +31,12 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
             default="cdz",
             help="how --strategy composition plays split hands: cdz (CDZ-, as the unsplit "
             "hand; default), cdp1 (best for the first split), cdp (best for the pair cards out)",
+        )
+        p.add_argument(
+            "--removed",
+            metavar="CARDS",
+            help="cards out of the shoe before the round, e.g. 5S,5H,KD (a rank alone: its "
+            "suit not known)",
         )
         p.add_argument("--hand", help="the hand calculator: the player's cards, e.g. 7S,8D")
         p.add_argument("--dealer", help="the dealer's first card, e.g. K or KD")
@@ -62,9 +69,10 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
 def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
     from pontoon.analysis.chart import Chart
     from pontoon.analysis.render import hand_text, report_text
-    from pontoon.analysis.report import analyze, hand_values, method_text
+    from pontoon.analysis.report import analyze, hand_values, method_text, parse_removed
 
     post_split = args.post_split
+    removed = parse_removed(args.removed) if args.removed else []
     if args.hand or args.dealer:
         if not (args.hand and args.dealer):
             raise InputError("the hand calculator needs both --hand and --dealer")
@@ -77,17 +85,23 @@ def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
             infinite=args.infinite,
             strategy=follow,
             post_split=post_split,
+            removed=removed,
         )
         if args.json:
             name = follow.name if isinstance(follow, Chart) else follow
-            method = method_text(_Shoe(rules, args), name, post_split)  # type: ignore[arg-type]
+            method = method_text(_Shoe(rules, args, removed), name, post_split)  # type: ignore[arg-type]
             print(json.dumps(rep.to_json(rules, method)))
         else:
             sys.stdout.write(hand_text(rep))
         return 0
     strategy = _strategy(args.strategy or "basic")
     report = analyze(
-        rules, strategy, wager=args.wager, infinite=args.infinite, post_split=post_split
+        rules,
+        strategy,
+        wager=args.wager,
+        infinite=args.infinite,
+        post_split=post_split,
+        removed=removed,
     )
     if args.json:
         print(json.dumps(report.to_json()))
@@ -113,7 +127,7 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
         )
     operator = Operator(args.rounds_per_hour, args.boxes, args.wager, args.hours)
     operator.check()
-    workers = args.workers or os.cpu_count() or 1
+    workers = args.workers if args.workers is not None else os.cpu_count() or 1
     if workers < 1:
         raise InputError(f"--workers must be at least 1, not {workers}")
     if args.rounds < 0:
@@ -142,7 +156,7 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
                 rules, report.chart, args.wager, args.rounds, args.seed, 1 if busy else workers
             )
         sheet = par_sheet(report, operator, [], simulated)
-        sheet.effects = variations.results(report.ev)
+        sheet.effects = variations.effects(report.ev)
     doc = sheet.to_json()
     if args.json:
         print(json.dumps(doc))
@@ -171,10 +185,11 @@ def _strategy(name: str) -> str | Chart:
 class _Shoe:
     """What :func:`method_text` reads of a game, without building one."""
 
-    def __init__(self, rules: RuleSet, args: argparse.Namespace) -> None:
+    def __init__(self, rules: RuleSet, args: argparse.Namespace, removed: list[Removal]) -> None:
         self.rules = rules
         self.infinite = args.infinite
         self.wager = args.wager
+        self.removed = removed
 
 
 def strategy_command(rules: RuleSet, args: argparse.Namespace) -> int:

@@ -15,13 +15,14 @@ values (a tuple of ten counts): all that decides a hand's play once suits are se
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pontoon.cards import pack
+from pontoon.cards import RANKS, SUITS, Card, pack
+from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
 Comp = tuple[int, ...]
@@ -38,25 +39,44 @@ def safe_log(x: Floats) -> Floats:
     return out
 
 
+Removal = Card | int  # a card, or a card of that rank (1-13) whose suit is not known
+
+
 @dataclass(frozen=True)
 class ShoeModel:
     """The shoe before the deal: ``counts[v-1]`` cards of value ``v`` (finite), or fixed
     probabilities (``infinite``: cards are replaced as dealt). ``rank_counts`` are the cards
-    of each rank (index rank - 1), for pairs of ten-value cards split by rank."""
+    of each rank (index rank - 1), for pairs of ten-value cards split by rank; ``suit_counts``
+    (13 ranks, 4 suits ``SHDC``) for the bonuses paid by suit (11.1, 11.2)."""
 
     counts: Floats
     rank_counts: Floats
     infinite: bool = False
+    suit_counts: Floats = field(default_factory=lambda: np.zeros((13, 4)))
 
     @classmethod
-    def of(cls, rules: RuleSet, infinite: bool = False) -> ShoeModel:
-        cards = pack(rules.deck, rules.decks)
-        counts = np.zeros(10)
-        ranks = np.zeros(13)
-        for c in cards:
-            counts[c.value - 1] += 1
-            ranks[c.rank - 1] += 1
-        return cls(counts, ranks, infinite)
+    def of(
+        cls, rules: RuleSet, infinite: bool = False, removed: Sequence[Removal] = ()
+    ) -> ShoeModel:
+        """The rules' shoe, less the cards ``removed`` (a card of a rank alone is taken from
+        each of its suits alike: a quarter of a card from each)."""
+        suits = np.zeros((13, 4))
+        for c in pack(rules.deck, rules.decks):
+            suits[c.rank - 1, SUITS.index(c.suit)] += 1
+        if removed and infinite:
+            raise InputError("cards can be removed from a finite shoe only, not --infinite")
+        for x in removed:
+            if isinstance(x, Card):
+                if suits[x.rank - 1, SUITS.index(x.suit)] < 1:
+                    raise InputError(f"{_shoe_name(rules)} has no more {x.code} to remove")
+                suits[x.rank - 1, SUITS.index(x.suit)] -= 1
+            else:
+                if suits[x - 1].sum() < 1:
+                    raise InputError(f"{_shoe_name(rules)} has no more {RANKS[x - 1]} to remove")
+                suits[x - 1] -= suits[x - 1] / suits[x - 1].sum()  # each suit as it is held
+        ranks = suits.sum(axis=1)
+        counts = np.concatenate([ranks[:9], [ranks[9:].sum()]])
+        return cls(counts, ranks, infinite, suits)
 
     @property
     def size(self) -> float:
@@ -72,9 +92,39 @@ class ShoeModel:
             return np.broadcast_to(self.probs(), np.shape(removed)).copy()
         return self.counts - removed
 
+    def pattern_suits(self) -> dict[tuple[int, str], float]:
+        """Cards of each suit of the ranks 6, 7 and 8 (6-7-8, 7-7-7: 11.1, 11.2)."""
+        return {
+            (r, s): float(self.suit_counts[r - 1, i])
+            for r in (6, 7, 8)
+            for i, s in enumerate(SUITS)
+        }
+
+    def ten_pairs(self, up: int) -> tuple[float, float]:
+        """For pairs of ten-value cards split by rank, after the dealer's first card ``up``
+        (1-10; a ten-value one of each rank as the shoe holds them): P(two ten-value cards
+        are of one rank), and the expected cards of the pair's rank left besides the pair."""
+        c = self.rank_counts[9:]
+        firsts = (
+            [(1.0, c)]
+            if up != 10
+            else [(x / c.sum(), c - np.eye(len(c))[r]) for r, x in enumerate(c) if x > 0]
+        )
+        same = left = 0.0
+        for w, cr in firsts:
+            n = cr.sum()
+            pairs = cr * (cr - 1)
+            same += w * pairs.sum() / (n * (n - 1))
+            left += w * (pairs * (cr - 2)).sum() / (n * (n - 1))
+        return same, left / same
+
     def ten_ranks(self) -> int:
         """How many ranks count ten (3 in a Spanish deck, 4 in a standard one)."""
         return int(np.count_nonzero(self.rank_counts[9:]))
+
+
+def _shoe_name(rules: RuleSet) -> str:
+    return f"the {rules.deck} shoe of {rules.decks} decks"
 
 
 def comp_of(values: list[int] | tuple[int, ...]) -> Comp:

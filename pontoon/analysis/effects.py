@@ -11,17 +11,12 @@ as a player would). Variations run on all local cores, or on a Dask cluster.
 
 from __future__ import annotations
 
-import multiprocessing
-import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import ExitStack
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final
 
 from pontoon.analysis.chart import Chart
-from pontoon.cluster import dask_client
-from pontoon.progress import progress_bar
+from pontoon.cluster import TaskPool
 from pontoon.rules import RuleSet
 
 KNOBS: Final[tuple[tuple[str, tuple[object, ...]], ...]] = (
@@ -85,9 +80,9 @@ def run_task(task: Task) -> dict[str, Any]:
     }
 
 
-class RuleEffects:
+class RuleEffects(TaskPool[Task, dict[str, Any]]):
     """The variations of a rule set, started on entering (on the local workers or the Dask
-    cluster, the slowest first) so that the caller can work meanwhile; :meth:`results` waits
+    cluster, the slowest first) so that the caller can work meanwhile; :meth:`effects` waits
     for them."""
 
     def __init__(
@@ -104,50 +99,22 @@ class RuleEffects:
     ) -> None:
         """``enabled`` False: no variations (a sheet without its rule effects)."""
         pairs = variations(rules) if enabled else []
-        self.tasks = [Task(rules, strategy, wager, post_split, k, v) for k, v in pairs]
-        self.order = sorted(range(len(self.tasks)), key=lambda i: -_cost(self.tasks[i]))
-        self.workers, self.scheduler, self.progress = workers, scheduler, progress
-        self._stack = ExitStack()
-        self._pending: dict[Any, int] = {}
-        self._client: Any = None
+        tasks = [Task(rules, strategy, wager, post_split, k, v) for k, v in pairs]
+        order = sorted(range(len(tasks)), key=lambda i: -_cost(tasks[i]))
+        super().__init__(
+            run_task,
+            tasks,
+            workers=workers,
+            scheduler=scheduler,
+            order=order,
+            progress=progress,
+            label="rule effects",
+            rate=_per_second,
+        )
 
-    def __enter__(self) -> RuleEffects:
-        if self.scheduler is not None and self.tasks:
-            self._client = self._stack.enter_context(dask_client(self.scheduler))
-            futures = self._client.map(run_task, [self.tasks[i] for i in self.order], pure=False)
-            self._pending = {f: i for f, i in zip(futures, self.order, strict=True)}
-        elif self.workers > 1 and self.tasks:
-            ctx = multiprocessing.get_context(
-                "fork" if sys.platform.startswith("linux") else "spawn"
-            )
-            size = min(self.workers, len(self.tasks))
-            pool = self._stack.enter_context(ProcessPoolExecutor(max_workers=size, mp_context=ctx))
-            self._pending = {pool.submit(run_task, self.tasks[i]): i for i in self.order}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
-
-    def results(self, base_ev: float) -> list[dict[str, Any]]:
+    def effects(self, base_ev: float) -> list[dict[str, Any]]:
         """Every variation's figures, with ``delta_ev`` against ``base_ev``, in KNOBS order."""
-        out: dict[int, dict[str, Any]] = {}
-        with progress_bar(len(self.tasks), self.progress, "rule effects", _per_second) as advance:
-            if self._client is not None:
-                from distributed import as_completed as dask_completed
-
-                done = dask_completed(list(self._pending), with_results=True)  # type: ignore[no-untyped-call]
-                for fut, result in done:
-                    out[self._pending[fut]] = result
-                    advance(1)
-            elif self._pending:
-                for fut in as_completed(self._pending):
-                    out[self._pending[fut]] = fut.result()
-                    advance(1)
-            else:
-                for i in self.order:
-                    out[i] = run_task(self.tasks[i])
-                    advance(1)
-        results = [out[i] for i in range(len(self.tasks))]
+        results = self.results()
         for r in results:
             r["delta_ev"] = r["ev"] - base_ev
         return results
@@ -168,7 +135,7 @@ def rule_effects(
     with RuleEffects(
         rules, strategy, wager, post_split, workers=workers, scheduler=scheduler, progress=progress
     ) as run:
-        return run.results(base_ev)
+        return run.effects(base_ev)
 
 
 def _cost(task: Task) -> int:

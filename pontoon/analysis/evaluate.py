@@ -76,14 +76,9 @@ def same_rank_tens(game: Game) -> Floats:
     """(10 up,) P(two ten-value cards are of one rank) when pairs are split by rank, else 1."""
     if game.rules.split_by != "rank":
         return np.ones(10)
-    k = game.shoe.ten_ranks()
     if game.shoe.infinite:
-        return np.full(10, 1 / k)
-    c = game.shoe.counts[9] / k
-    n = game.shoe.counts[9]
-    q = np.full(10, (c - 1) / (n - 1))
-    q[9] = ((c - 1) * (c - 2) + (k - 1) * c * (c - 1)) / (k * (n - 1) * (n - 2))
-    return q
+        return np.full(10, 1 / game.shoe.ten_ranks())
+    return np.array([game.shoe.ten_pairs(u)[0] for u in range(1, 11)])
 
 
 def composition_scores(base: Values) -> Floats:

@@ -19,13 +19,21 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 
-from pontoon.analysis.composition import Comp, Compositions, Floats, Ints, ShoeModel, comp_of
+from pontoon.analysis.composition import (
+    Comp,
+    Compositions,
+    Floats,
+    Ints,
+    Removal,
+    ShoeModel,
+    comp_of,
+)
 from pontoon.analysis.dealer import BUST, NATURAL, DealerCache
 from pontoon.analysis.payoffs import MIXED, Payoffs, card
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
@@ -201,14 +209,17 @@ class Game:
         *,
         infinite: bool = False,
         within: Comp | None = None,
+        removed: Sequence[Removal] = (),
     ) -> None:
         """``within``: analyse only the hands holding these cards (a hand calculator's
-        question needs no more)."""
+        question needs no more); ``removed``: cards out of the shoe before the round."""
         self.within = within
         self.rules = rules
         self.wager = wager
         self.pay = Payoffs(rules, wager)
-        self.shoe = ShoeModel.of(rules, infinite)
+        self.shoe = ShoeModel.of(rules, infinite, removed)
+        self.removed = tuple(removed)
+        self.suits = self.shoe.pattern_suits()
         self.infinite = infinite
         self.peek = rules.dealer_peeks
         self.comps = Compositions.build()
@@ -341,7 +352,7 @@ class Game:
         if key not in self._configs:
             self._configs[key] = pattern_configs(
                 self.pay,
-                decks=self.rules.decks,
+                suits=self.suits,
                 infinite=self.infinite,
                 up=up,
                 hand=hand,

@@ -21,7 +21,7 @@ import numpy as np
 
 from pontoon.analysis.basic import optimal_chart
 from pontoon.analysis.chart import Chart, pair_row, total_row
-from pontoon.analysis.composition import comp_of, total_of
+from pontoon.analysis.composition import Removal, ShoeModel, comp_of, total_of
 from pontoon.analysis.evaluate import ACTION_NAMES, Outcome, evaluate
 from pontoon.analysis.game import DOUBLE, HIT, STAND, SURRENDER, Context, Game
 from pontoon.analysis.split import (
@@ -32,7 +32,7 @@ from pontoon.analysis.split import (
     split_value,
 )
 from pontoon.analysis.suits import completing, pattern_configs
-from pontoon.cards import RANKS, Card
+from pontoon.cards import RANKS, SUITS, Card
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -53,6 +53,8 @@ def one_thread() -> Iterator[None]:
 
 def method_text(game: Game, strategy: str, post_split: str = "cdz") -> str:
     shoe = "infinite shoe" if game.infinite else f"{game.rules.decks}-deck shoe, cards removed"
+    if game.removed:
+        shoe += f"; before the round {', '.join(removed_codes(game.removed))} out of the shoe"
     post = {
         "cdz": "; after a split CDZ- (played as the unsplit hand of the same cards)",
         "cdp1": "; after a split CDP1 (the best play with one other pair card out, every split)",
@@ -99,6 +101,7 @@ class Report:
             "dealer_probability": {UP_NAMES[u]: float(self.outcome.up_prob[u]) for u in range(10)},
             "table": self.table,
             "chart": self.chart.to_csv() if self.chart is not None else None,
+            "removed": removed_codes(self.game.removed) if self.game is not None else [],
         }
 
 
@@ -109,16 +112,18 @@ def analyze(
     wager: int = 500,
     infinite: bool = False,
     post_split: str = "cdz",
+    removed: Sequence[Removal] = (),
 ) -> Report:
     """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart);
-    ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands."""
+    ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands;
+    ``removed``: cards out of the shoe before the round (any shoe: a counter's question)."""
     if wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {wager}")
     if post_split not in POST_SPLIT:
         raise InputError(f"unknown post-split strategy {post_split!r}: {', '.join(POST_SPLIT)}")
     start = time.perf_counter()
     with one_thread():
-        game = Game(rules, wager, infinite=infinite)
+        game = Game(rules, wager, infinite=infinite, removed=removed)
         chart, name = _strategy(game, strategy)
         if chart is not None:
             post_split = "cdz"
@@ -265,6 +270,7 @@ def hand_values(
     infinite: bool = False,
     strategy: str | Chart = "composition",
     post_split: str = "cdz",
+    removed: Sequence[Removal] = (),
 ) -> HandReport:
     """The hand calculator: every legal action for ``hand`` against ``dealer``, each followed
     by ``strategy``: the composition-dependent best play (after a split as ``post_split``
@@ -274,7 +280,7 @@ def hand_values(
     start = time.perf_counter()
     values, cards = parse_hand(hand)
     up, up_card = parse_up(dealer)
-    _check_cards(rules, values, cards, up, up_card)
+    _check_cards(ShoeModel.of(rules, infinite, removed), values, cards, up, up_card)
     c = comp_of(values)
     total, _soft = total_of(c)
     if total > 21:
@@ -284,8 +290,10 @@ def hand_values(
     with one_thread():
         chart: Chart | None = None
         if strategy != "composition":
-            chart, _name = _strategy(Game(rules, wager, infinite=infinite), strategy)
-        game = Game(rules, wager, infinite=infinite, within=within)
+            chart, _name = _strategy(
+                Game(rules, wager, infinite=infinite, removed=removed), strategy
+            )
+        game = Game(rules, wager, infinite=infinite, within=within, removed=removed)
         ctx = Context()
         if chart is None:
             base = game.evaluate(ctx)
@@ -360,7 +368,7 @@ def _exact_suits(
     assert third is not None
     confs = pattern_configs(
         game.pay,
-        decks=game.rules.decks,
+        suits=game.suits,
         infinite=game.infinite,
         up=up,
         hand=(a, b),
@@ -379,25 +387,33 @@ def _exact_suits(
 
 
 def _check_cards(
-    rules: RuleSet, values: list[int], cards: list[Card] | None, up: int, up_card: Card | None
+    shoe: ShoeModel, values: list[int], cards: list[Card] | None, up: int, up_card: Card | None
 ) -> None:
     """Refuse cards the shoe does not hold (a ten in a Spanish deck, too many of a card)."""
-    from pontoon.cards import pack
-
-    shoe = pack(rules.deck, rules.decks)
-    have: dict[str, int] = {}
-    for c in shoe:
-        have[c.code] = have.get(c.code, 0) + 1
-    known = list(cards or []) + ([up_card] if up_card else [])
-    for c in known:
-        have[c.code] = have.get(c.code, 0) - 1
-        if have[c.code] < 0:
-            raise InputError(f"the {rules.deck} shoe of {rules.decks} decks has no more {c.code}")
-    by_value = [sum(1 for c in shoe if c.value == v) for v in range(1, 11)]
+    have = shoe.suit_counts.copy()
+    for c in list(cards or []) + ([up_card] if up_card else []):
+        have[c.rank - 1, SUITS.index(c.suit)] -= 1
+        if have[c.rank - 1, SUITS.index(c.suit)] < -1e-9:
+            raise InputError(f"the shoe holds no more {c.code}")
     for v in set([*values, up]):
         need = values.count(v) + (1 if up == v else 0)
-        if need > by_value[v - 1]:
-            raise InputError(f"the shoe holds only {by_value[v - 1]} cards of value {v}")
+        if need > shoe.counts[v - 1] + 1e-9:
+            raise InputError(f"the shoe holds only {shoe.counts[v - 1]:g} cards of value {v}")
+
+
+def parse_removed(text: str) -> list[Removal]:
+    """Cards out of the shoe (``5S,5H,KD``); a rank alone (``5``, ``T``) is a card of that
+    rank whose suit is not known."""
+    out: list[Removal] = []
+    for p in text.replace(",", " ").split():
+        t = p.upper()
+        out.append(RANKS.index(t) + 1 if len(t) == 1 and t in RANKS else Card.parse(t))
+    return out
+
+
+def removed_codes(removed: Sequence[Removal]) -> list[str]:
+    """The cards out as written: ``5S``, or a rank alone."""
+    return [x.code if isinstance(x, Card) else RANKS[x - 1] for x in removed]
 
 
 __all__ = ["HandReport", "Report", "analyze", "hand_values"]

@@ -101,9 +101,7 @@ def pair_cards_left(game: Game, pair: int) -> Floats:
     counts = shoe.counts - np.eye(10)
     left: Floats = counts[:, pair - 1] - 2
     if pair == 10 and game.rules.split_by == "rank":
-        per_rank = shoe.counts[9] / shoe.ten_ranks()
-        share = (per_rank - 2) / (shoe.counts[9] - 2)
-        left = per_rank - 2 - np.where(np.arange(1, 11) == 10, share, 0.0)
+        left = np.array([shoe.ten_pairs(u)[1] for u in range(1, 11)])
     return left
 
 

@@ -11,7 +11,9 @@ card's suit is drawn from what is left of its rank.
 >>> from pontoon.rules import load_rules
 >>> from pontoon.analysis.payoffs import Payoffs
 >>> rules = load_rules("nz-pontoon")
->>> confs = pattern_configs(Payoffs(rules, 500), decks=6, infinite=False, up=7, hand=(7, 7))
+>>> from pontoon.analysis.composition import ShoeModel
+>>> suits = ShoeModel.of(rules).pattern_suits()
+>>> confs = pattern_configs(Payoffs(rules, 500), suits=suits, infinite=False, up=7, hand=(7, 7))
 >>> round(sum(c.prob for c in confs), 12)
 1.0
 >>> best = max(confs, key=lambda c: c.super_pay)     # 7-7 of one suit against a 7
@@ -22,6 +24,7 @@ card's suit is drawn from what is left of its rank.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pontoon.analysis.payoffs import Payoffs, card
@@ -57,7 +60,7 @@ class Config:
 def pattern_configs(
     pay: Payoffs,
     *,
-    decks: int,
+    suits: Mapping[tuple[int, str], float],
     infinite: bool,
     up: int,
     hand: tuple[int, int],
@@ -67,17 +70,19 @@ def pattern_configs(
     up_card: Card | None = None,
 ) -> list[Config]:
     """The suit configurations of the two-card hand ``hand`` (values) against first card
-    ``up``. ``split``: a split hand (the other pair card, of ``hand[0]``'s rank, is out of the
-    shoe too; ``extra_pairs`` more of that rank are out by resplits, taken from each suit
-    alike). ``fixed``/``up_card``: the actual cards, when they are known."""
+    ``up``, from a shoe holding ``suits`` cards of each (rank, suit) of 6, 7 and 8
+    (:meth:`~pontoon.analysis.composition.ShoeModel.pattern_suits`). ``split``: a split hand
+    (the other pair card, of ``hand[0]``'s rank, is out of the shoe too; ``extra_pairs``
+    more of that rank are out by resplits, taken from each suit alike). ``fixed``/``up_card``:
+    the actual cards, when they are known."""
     return list(
-        _configs(pay, decks, infinite, up, tuple(hand), split, extra_pairs, fixed, up_card).values()
+        _configs(pay, suits, infinite, up, tuple(hand), split, extra_pairs, fixed, up_card).values()
     )
 
 
 def _configs(
     pay: Payoffs,
-    decks: int,
+    held: Mapping[tuple[int, str], float],
     infinite: bool,
     up: int,
     hand: tuple[int, ...],
@@ -105,7 +110,7 @@ def _configs(
     for suits in itertools.product(SUITS, repeat=len(ranks)):
         if any(k is not None and k != s for k, s in zip(known, suits, strict=True)):
             continue
-        counts = {(r, s): float(decks) for r in PATTERN_RANKS for s in SUITS}
+        counts = dict(held)
         prob = 1.0
         for i, (r, s) in enumerate(zip(ranks, suits, strict=True)):
             if known[i] is None:
