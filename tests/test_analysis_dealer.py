@@ -8,7 +8,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from pontoon.analysis.dealer import BUST, OUTCOMES, dealer_paths, dealer_table, dealer_tables
+from pontoon.analysis.dealer import (
+    BUST,
+    OUTCOMES,
+    DealerCache,
+    dealer_paths,
+    dealer_table,
+    dealer_tables,
+)
 
 
 def exact_table(up: int, h17: bool, shoe: list[int]) -> list[Fraction]:
@@ -89,3 +96,20 @@ def test_every_first_card_at_once(h17: bool, infinite: bool) -> None:
             left[:, up - 1] -= 1
         alone = dealer_table(dealer_paths(up, h17), left, infinite=infinite)
         assert np.allclose(together[:, up - 1], alone, rtol=0, atol=2e-15)
+
+
+def test_the_cache_gives_each_shoe_its_own_table_however_it_is_asked() -> None:
+    """DealerCache: batches with known and new shoes, in any order, read back exactly what
+    dealer_tables gives each shoe (the sorted codes move as new shoes come in)."""
+    counts = np.array([24.0] * 9 + [96.0])
+    cache = DealerCache(counts, False, True)
+    rng = np.random.default_rng(7)
+    seen: list[np.ndarray] = []
+    for size in (5, 3, 8, 1, 6):
+        fresh = rng.integers(0, 4, size=(size, 10))
+        old = [seen[i] for i in rng.integers(0, len(seen), size=3)] if seen else []
+        batch = np.array([*fresh, *old])[rng.permutation(size + len(old))]
+        seen += list(fresh)
+        got = cache.tables(batch)
+        want = dealer_tables(True, counts - batch, infinite=False)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)  # (batches round apart)

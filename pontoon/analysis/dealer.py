@@ -294,7 +294,8 @@ class DealerCache:
                 one = dealer_tables(self.hits_soft_17, self.counts[None], infinite=True)
                 self._append(np.zeros(1, dtype=np.int64), one)
             return np.broadcast_to(self._blocks[0][0], (len(removed), 10, len(OUTCOMES)))
-        rows = self._rows[self.fill(removed)]
+        pos = self.fill(removed)  # (before reading _rows: filling replaces it)
+        rows = self._rows[pos]
         block = np.searchsorted(self._starts, rows, side="right") - 1
         if len(rows) and block.min() == block.max():
             b = int(block[0])
