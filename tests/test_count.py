@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 from pathlib import Path
@@ -15,7 +16,8 @@ from pontoon.analysis.evaluate import same_rank_tens
 from pontoon.analysis.game import Game
 from pontoon.cards import deck
 from pontoon.cli import main
-from pontoon.count.eor import KEYS, effects_of_removal
+from pontoon.count.curve import curve, slope
+from pontoon.count.eor import KEYS, Effects, effects_of_removal
 from pontoon.count.judge import correlation, judge
 from pontoon.rules import load_rules
 from pontoon.sim.counting import HI_LO
@@ -54,15 +56,37 @@ def test_ten_pairs_of_one_rank_against_a_ten() -> None:
     assert q[4] == pytest.approx(23 / 71, abs=1e-15)
 
 
-def test_fixed_strategy_effects_of_removal_sum_to_zero() -> None:
+@pytest.fixture(scope="module")
+def nz_effects() -> Effects:
+    return effects_of_removal(load_rules("nz-pontoon"), "basic", workers=2)
+
+
+def test_fixed_strategy_effects_of_removal_sum_to_zero(nz_effects: Effects) -> None:
     """A card removed unseen changes nothing for a fixed strategy: the effects, weighed by the
     shoe's cards, sum to 0: exactly (up to rounding) where the analysis is exact, and for
     nz-pontoon to 1e-8 of a wager, the size of its approximations (13.7 with three or four
     split hands, resplit pair cards taken from every suit alike: docs/analysis.md)."""
-    for name, over, tol in (("classic-blackjack", FAST, 1e-12), ("nz-pontoon", {}, 1e-7)):
-        e = effects_of_removal(load_rules(name, over), "basic", workers=2)
+    classic = effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
+    for e, tol in ((classic, 1e-12), (nz_effects, 1e-7)):
         assert abs(e.sum) < tol
         assert e.eor["5"] > 0 > e.eor["T"]  # small cards out help the player, tens hurt
+
+
+def test_ev_by_true_count_linear_and_simulated_agree_near_zero(nz_effects: Effects) -> None:
+    """nz-pontoon, hi-lo (unbalanced on the Spanish deck: the line is shifted by the count's
+    drift): the simulated EV at true counts -1, 0 and +1 (10^7 rounds, the chart fixed)
+    within 3 standard errors of the line from the effects of removal."""
+    from pontoon.count.commands import _counting, _simulate
+
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    args = argparse.Namespace(wager=500, rounds=10_000_000, seed=3, workers=2)
+    args.scheduler, args.no_progress = None, True
+    sim = _simulate(nz_effects.rules, nz_effects, _counting("hi-lo"), args)
+    rows = {r["true_count"]: r for r in curve(nz_effects, tags, sim)}
+    for tc in (-1, 0, 1):
+        r = rows[tc]
+        assert abs(r["simulated"] - r["linear"]) < 3 * r["stderr"], r
+    assert 0.002 < slope(nz_effects, tags) < 0.008  # about half a percent a true count
 
 
 def test_single_deck_effects_of_removal_against_griffin() -> None:
@@ -103,15 +127,22 @@ def test_count_commands_json_and_refusals(
     assert main(["count", "eor", *args, "--workers", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert set(doc["eor"]) == set(KEYS) and doc["strategy"] == "basic"
-    count = tmp_path / "ko.toml"
-    count.write_text("tags = { A = -1, 2 = 1, 3 = 1, 4 = 1, 5 = 1, 6 = 1, 7 = 1, T = -1 }\n")
-    assert main(["count", "judge", *args, "--count", str(count)]) == 0
+    count = tmp_path / "mine.toml"  # hi-lo written out: tags only, no ramp
+    count.write_text("tags = { A = -1, 2 = 1, 3 = 1, 4 = 1, 5 = 1, 6 = 1, T = -1 }\n")
+    (tmp_path / "flat.toml").write_text("tags = { A = 0 }\n")
+    png = tmp_path / "curve.png"
+    judged = ["count", "judge", *args, "--count", str(count), "--rounds", "200000"]
+    assert main([*judged, "--plot", str(png)]) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert png.stat().st_size > 10_000 and doc["ev_per_true_count"] > 0
+    assert any("simulated" in r for r in doc["ev_by_true_count"])
     assert {"betting_correlation", "playing_efficiency", "insurance_correlation"} <= set(doc)
-    assert doc["tags"]["7"] == 1 and doc["tags"]["8"] == 0
+    assert doc["tags"]["6"] == 1 and doc["tags"]["7"] == 0
     for bad in (
         ["count", "judge", *args, "--count", str(tmp_path / "none.toml")],
         ["count", "eor", *args, "--workers", "0"],
+        ["count", "judge", *args, "--rounds", "-1"],
+        ["count", "judge", *args, "--count", str(tmp_path / "flat.toml")],
         ["analyze", "--removed", "ZZ"],
         ["analyze", "--removed", "TS"],  # the Spanish deck has no tens
         ["analyze", "--removed", "5S", "--infinite"],

@@ -7,10 +7,14 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
+
+if TYPE_CHECKING:
+    from pontoon.count.eor import Effects
+    from pontoon.sim.counting import Counting
 
 
 def add_options(
@@ -36,6 +40,14 @@ def add_options(
         q.add_argument("--no-progress", action="store_true", help="no progress bar")
         if name == "judge":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
+            q.add_argument(
+                "--rounds",
+                type=int,
+                default=0,
+                help="rounds to simulate for the EV by true count (default 0: the line only)",
+            )
+            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+            q.add_argument("--plot", help="write the EV by true count here (PNG)")
 
 
 def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
@@ -46,7 +58,10 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, not {workers}")
     if args.wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {args.wager}")
-    tags = _tags(args.count) if args.count_command == "judge" else None
+    counting = _counting(args.count) if args.count_command == "judge" else None
+    tags = _tags(counting) if counting is not None else None
+    if counting is not None and args.rounds < 0:
+        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
     effects = effects_of_removal(
         rules,
         args.strategy,
@@ -56,10 +71,20 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     doc: dict[str, Any] = effects.to_json()
-    if tags is not None:
+    if counting is not None and tags is not None:
+        from pontoon.count.curve import curve, plot, slope
         from pontoon.count.judge import judge
 
-        doc = {"count": args.count, "tags": tags} | judge(effects, tags) | {"eor": effects.eor}
+        simulated = _simulate(rules, effects, counting, args) if args.rounds else None
+        rows = curve(effects, tags, simulated)
+        doc = (
+            {"count": args.count, "tags": tags}
+            | judge(effects, tags)
+            | {"eor": effects.eor, "ev": effects.ev, "ev_per_true_count": slope(effects, tags)}
+            | {"ev_by_true_count": rows, "rounds": args.rounds, "seed": args.seed}
+        )
+        if args.plot:
+            plot(rows, f"{rules.name}, {args.count}: EV by true count", args.plot)
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -74,6 +99,14 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
     print(f"count {args.count}: " + " ".join(f"{k}={tags[k]:+g}" for k in KEYS))
     for key in ("betting_correlation", "playing_efficiency", "insurance_correlation"):
         print(f"  {key.replace('_', ' '):<22} {doc[key]:.3f}")
+    print(f"  EV per true count      {doc['ev_per_true_count'] * 100:+.4f} pp (linear)")
+    for row in doc["ev_by_true_count"]:
+        if "simulated" in row and row["rounds"] >= 1000 and row["linear"] is not None:
+            print(
+                f"  true count {row['true_count']:+3d}: linear {row['linear'] * 100:+.3f} %, "
+                f"simulated {row['simulated'] * 100:+.3f} % ± {row['stderr'] * 100:.3f} "
+                f"({row['rounds']:,} rounds)"
+            )
     for level, best in doc["best_counts"].items():
         shown = " ".join(f"{k}={v:+d}" for k, v in best["tags"].items())
         rho = best["betting_correlation"]
@@ -81,25 +114,51 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
     return 0
 
 
-def _tags(source: str) -> dict[str, float]:
-    """A count's tags by key (A, 2-9, T) from hi-lo or a TOML file of ``tags`` (a ``ramp`` is
-    not needed here): :mod:`pontoon.sim.counting` reads and checks them."""
+def _counting(source: str) -> Counting:
+    """hi-lo or a TOML file of ``tags`` (a ``ramp`` is not needed: the EV by true count is
+    flat play), read and checked by :mod:`pontoon.sim.counting`."""
     import tomllib
     from pathlib import Path
 
-    from pontoon.count.eor import KEYS
     from pontoon.sim.counting import Counting
 
     if source == "hi-lo":
-        counting = Counting.builtin(source)
-    else:
-        path = Path(source)
-        try:
-            data = tomllib.loads(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise InputError(f"{source}: not a TOML counting file ({exc})") from None
-        counting = Counting.from_dict({"ramp": {"0": 1}} | data, path.stem)
+        return Counting.builtin(source)
+    path = Path(source)
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"{source}: not a TOML counting file ({exc})") from None
+    return Counting.from_dict({"ramp": {"0": 1}} | data, path.stem)
+
+
+def _tags(counting: Counting) -> dict[str, float]:
+    """A count's tags by key (A, 2-9, T)."""
+    from pontoon.count.eor import KEYS
+
     by_rank = [int(counting.tags[r]) for r in range(13)]  # the first suit's codes: ranks
     if len(set(by_rank[9:])) > 1:
-        raise InputError(f"{source}: the ten-value ranks have different tags; judge needs one")
+        raise InputError(f"{counting.name}: the ten-value ranks have different tags")
+    if len(set(by_rank)) < 2:
+        raise InputError(f"{counting.name}: every card has the same tag: it counts nothing")
     return {key: float(by_rank[k]) for k, key in enumerate(KEYS)}
+
+
+def _simulate(
+    rules: RuleSet, effects: Effects, counting: Counting, args: argparse.Namespace
+) -> dict[str, Any]:
+    """``simulate --count``'s EV by true count, the full shoe's chart played."""
+    from pontoon.analysis.report import analyze
+    from pontoon.sim.job import Job
+    from pontoon.sim.results import document
+    from pontoon.sim.runner import simulate
+
+    chart = effects.chart or analyze(rules, "basic", wager=args.wager).chart
+    assert chart is not None
+    job = Job.build(rules, chart, wager=args.wager, counting=counting)
+    show = False if args.no_progress else None
+    run = simulate(
+        job, args.rounds, args.seed, workers=args.workers, scheduler=args.scheduler, progress=show
+    )
+    by_tc: dict[str, Any] = document(run, "basic")["counting"]["ev_by_true_count"]
+    return by_tc
