@@ -18,6 +18,7 @@ from pontoon.cards import deck
 from pontoon.cli import main
 from pontoon.count.curve import curve, slope
 from pontoon.count.eor import KEYS, Effects, effects_of_removal
+from pontoon.count.indices import expected_shoe, strategy_indices
 from pontoon.count.judge import correlation, judge
 from pontoon.rules import load_rules
 from pontoon.sim.counting import HI_LO
@@ -138,7 +139,11 @@ def test_count_commands_json_and_refusals(
     assert any("simulated" in r for r in doc["ev_by_true_count"])
     assert {"betting_correlation", "playing_efficiency", "insurance_correlation"} <= set(doc)
     assert doc["tags"]["6"] == 1 and doc["tags"]["7"] == 0
+    assert main(["count", "indices", *args[:-1], "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cell,dealer,below,above,index\n") and "\nH16,T,H,S," in out
     for bad in (
+        ["count", "indices", *args, "--depth", "3"],
         ["count", "judge", *args, "--count", str(tmp_path / "none.toml")],
         ["count", "eor", *args, "--workers", "0"],
         ["count", "judge", *args, "--rounds", "-1"],
@@ -161,3 +166,29 @@ def test_analyze_removed_from_the_command_line(capsys: pytest.CaptureFixture[str
     assert doc["ev"] > full.ev  # two fives out help the player more than a king hurts
     assert main([*args[:-1], "--removed", "5S", "--hand", "TS,6D", "--dealer", "T"]) == 0
     assert "stand" in capsys.readouterr().out
+
+
+def test_hi_lo_indices_against_the_illustrious_18() -> None:
+    """Six-deck classic blackjack, hi-lo: each of the eighteen most valuable published indices
+    (tests/data/reference/illustrious_18.csv) within 1 of ours, the same plays either side."""
+    with open(DATA / "illustrious_18.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    ix = strategy_indices(load_rules("classic-blackjack"), tags, workers=2)
+    ours = {(i["cell"], i["dealer"]): i for i in ix.indices}
+    for row in rows:
+        got = ours[row["cell"], row["dealer"]]
+        assert (got["below"], got["above"]) == (row["below"], row["above"]), row
+        assert abs(got["index"] - int(row["index"])) <= 1, (row, got)
+
+
+def test_the_expected_shoe_of_a_count() -> None:
+    """At true count 0 a balanced count expects the full shoe's make-up; at +4 fewer small
+    cards and more tens; the cards left are the depth's."""
+    rules = load_rules("classic-blackjack")
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    zero = expected_shoe(rules, tags, 0, 0.5)
+    assert zero.counts.tolist() == pytest.approx([12.0] * 9 + [48.0])
+    hot = expected_shoe(rules, tags, 4, 0.5)
+    assert hot.counts.sum() == pytest.approx(156) and hot.counts[4] < 12 < hot.counts[6] + 1
+    assert hot.counts[9] > 48 and "true count +4" in hot.note

@@ -53,6 +53,18 @@ class ShoeModel:
     rank_counts: Floats
     infinite: bool = False
     suit_counts: Floats = field(default_factory=lambda: np.zeros((13, 4)))
+    note: str = ""  # what this shoe is, if not the rules' own less some cards
+
+    def scaled(self, by_value: Floats, note: str) -> ShoeModel:
+        """This shoe with ``by_value`` cards of each value (fractions allowed: an expected
+        shoe), each value's ranks and suits kept in their proportions."""
+        per_value = np.concatenate([self.counts[:9], [self.counts[9]]])
+        factor = np.divide(by_value, per_value, out=np.zeros(10), where=per_value > 0)
+        by_rank = np.concatenate([factor[:9], np.repeat(factor[9], 4)])
+        suits = self.suit_counts * by_rank[:, None]
+        return ShoeModel(
+            np.asarray(by_value, dtype=np.float64), suits.sum(axis=1), self.infinite, suits, note
+        )
 
     @classmethod
     def of(

@@ -210,14 +210,16 @@ class Game:
         infinite: bool = False,
         within: Comp | None = None,
         removed: Sequence[Removal] = (),
+        shoe: ShoeModel | None = None,
     ) -> None:
         """``within``: analyse only the hands holding these cards (a hand calculator's
-        question needs no more); ``removed``: cards out of the shoe before the round."""
+        question needs no more); ``removed``: cards out of the shoe before the round;
+        ``shoe``: another shoe altogether (a count's expected shoe)."""
         self.within = within
         self.rules = rules
         self.wager = wager
         self.pay = Payoffs(rules, wager)
-        self.shoe = ShoeModel.of(rules, infinite, removed)
+        self.shoe = shoe if shoe is not None else ShoeModel.of(rules, infinite, removed)
         self.removed = tuple(removed)
         self.suits = self.shoe.pattern_suits()
         self.infinite = infinite

@@ -55,6 +55,8 @@ def method_text(game: Game, strategy: str, post_split: str = "cdz") -> str:
     shoe = "infinite shoe" if game.infinite else f"{game.rules.decks}-deck shoe, cards removed"
     if game.removed:
         shoe += f"; before the round {', '.join(removed_codes(game.removed))} out of the shoe"
+    if game.shoe.note:
+        shoe += f"; {game.shoe.note}"
     post = {
         "cdz": "; after a split CDZ- (played as the unsplit hand of the same cards)",
         "cdp1": "; after a split CDP1 (the best play with one other pair card out, every split)",
@@ -113,6 +115,7 @@ def analyze(
     infinite: bool = False,
     post_split: str = "cdz",
     removed: Sequence[Removal] = (),
+    shoe: ShoeModel | None = None,
 ) -> Report:
     """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart);
     ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands;
@@ -123,7 +126,7 @@ def analyze(
         raise InputError(f"unknown post-split strategy {post_split!r}: {', '.join(POST_SPLIT)}")
     start = time.perf_counter()
     with one_thread():
-        game = Game(rules, wager, infinite=infinite, removed=removed)
+        game = Game(rules, wager, infinite=infinite, removed=removed, shoe=shoe)
         chart, name = _strategy(game, strategy)
         if chart is not None:
             post_split = "cdz"

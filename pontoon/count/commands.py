@@ -25,6 +25,7 @@ def add_options(
     for name, text in (
         ("eor", "effects of removal: the EV's change when one card of a rank leaves the shoe"),
         ("judge", "a count's betting correlation, playing efficiency, insurance correlation"),
+        ("indices", "strategy indices: the true count where each cell's best play changes"),
     ):
         q = sub.add_parser(name, help=text)
         common(q)
@@ -38,6 +39,12 @@ def add_options(
         q.add_argument("--workers", type=int, help="local processes (default: all cores)")
         q.add_argument("--scheduler", help="address of a Dask distributed scheduler")
         q.add_argument("--no-progress", action="store_true", help="no progress bar")
+        if name == "indices":
+            q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
+            q.add_argument(
+                "--depth", type=float, default=0.5, help="the part of the shoe left (0.5)"
+            )
+            q.add_argument("--format", choices=("text", "csv"), default="text")
         if name == "judge":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument(
@@ -58,6 +65,8 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, not {workers}")
     if args.wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {args.wager}")
+    if args.count_command == "indices":
+        return _indices(rules, args, workers)
     counting = _counting(args.count) if args.count_command == "judge" else None
     tags = _tags(counting) if counting is not None else None
     if counting is not None and args.rounds < 0:
@@ -111,6 +120,33 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         shown = " ".join(f"{k}={v:+d}" for k, v in best["tags"].items())
         rho = best["betting_correlation"]
         print(f"  best level-{level} count: {shown} (betting correlation {rho:.3f})")
+    return 0
+
+
+def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
+    from pontoon.count.indices import strategy_indices
+
+    tags = _tags(_counting(args.count))
+    ix = strategy_indices(
+        rules,
+        tags,
+        args.count,
+        left=args.depth,
+        wager=args.wager,
+        workers=workers,
+        scheduler=args.scheduler,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    if args.json:
+        print(json.dumps(ix.to_json()))
+    elif args.format == "csv":
+        sys.stdout.write(ix.to_csv())
+    else:
+        print(f"{rules.name}, {args.count}: indices at {args.depth:.0%} of the shoe left")
+        print("  cell       dealer  below  above  index")
+        for i in ix.indices:
+            cells = f"  {i['cell']:<10} {i['dealer']:>6}  {i['below']:>5}  {i['above']:>5}"
+            print(f"{cells}  {i['index']:+5d}" if i["index"] is not None else cells)
     return 0
 
 

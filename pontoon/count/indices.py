@@ -1,0 +1,205 @@
+"""Strategy indices: for every cell of the chart, the true count at which the best play
+changes, by exact analysis of count-conditioned shoes.
+
+At a true count ``TC`` with ``R`` cards left, the shoe a count expects holds, of each value
+``r``, ``R * p_r * (1 - F * t'_r / (D * V))`` cards: ``p`` the full shoe's proportions,
+``t' = t - tbar`` the centred tags, ``V = sum_r p_r t'_r^2``, ``D`` cards a deck, and ``F = TC
+- D * tbar * (N / R - 1)`` the part of the true count the cards move (:mod:`pontoon.count.curve`;
+``F = TC`` for a balanced count). That is the regression of the shoe's make-up on the count,
+the linear model the effects of removal rest on; the shoe's fractions of cards are analysed
+as they are (the analysis's falling powers take any counts). Each such shoe, at every whole
+true count from -10 to +10 and a depth of ``--depth`` of the shoe left (half by default), is
+analysed with the full shoe's optimal chart fixed: every action of every cell (chart row
+against the dealer's first card, the hands of the row weighed as dealt) followed by the
+chart. A cell's index is where the better of the other plays overtakes the chart's, the
+difference interpolated linearly between whole counts and rounded: above the index the
+``above`` play, below it the ``below`` play. Insurance (10) is priced from the shoe's tens
+directly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from pontoon.analysis.chart import Chart
+from pontoon.analysis.composition import ShoeModel
+from pontoon.cluster import TaskPool
+from pontoon.count.eor import KEYS
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+
+COUNTS: Final = tuple(range(-10, 11))
+LETTERS: Final = {"stand": "S", "hit": "H", "double": "D", "split": "P", "surrender": "R"}
+
+
+def expected_shoe(
+    rules: RuleSet, tags: dict[str, float], true_count: float, left: float
+) -> ShoeModel:
+    """The shoe a count expects at ``true_count`` with a part ``left`` of the shoe left."""
+    full = ShoeModel.of(rules)
+    n = float(full.counts.sum())
+    p = full.counts / n
+    t = np.array([tags[k] for k in KEYS])
+    mean = float(p @ t)
+    centred = t - mean
+    var = float(p @ centred**2)
+    deck = n / rules.decks
+    cards = left * n
+    moving = true_count - deck * mean * (n / cards - 1)
+    share = p * (1 - moving * centred / (deck * var))
+    share = np.maximum(share, 1e-6)  # a count beyond the shoe's means: no value runs out
+    by_value = cards * share / share.sum()
+    return full.scaled(
+        by_value, f"the shoe expected at true count {true_count:+g}, {left:.0%} of it left"
+    )
+
+
+@dataclass(frozen=True)
+class Shoe:
+    rules: RuleSet
+    chart: Chart
+    wager: int
+    tags: tuple[tuple[str, float], ...]
+    true_count: int
+    left: float
+
+
+def cell_values(task: Shoe) -> list[dict[str, Any]]:
+    """Every cell's action values on one expected shoe, the chart fixed (in a worker)."""
+    from pontoon.analysis.report import analyze
+
+    shoe = expected_shoe(task.rules, dict(task.tags), task.true_count, task.left)
+    return analyze(task.rules, task.chart, wager=task.wager, shoe=shoe).table
+
+
+@dataclass
+class Indices:
+    """The index chart of a count for a rule set."""
+
+    rules: RuleSet
+    count: str
+    left: float
+    indices: list[dict[str, Any]]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rules": self.rules.to_dict(),
+            "count": self.count,
+            "depth": self.left,
+            "indices": self.indices,
+            "method": "exact analysis of the shoe expected at each whole true count, "
+            "the full shoe's chart fixed (docs/count.md)",
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_csv(self) -> str:
+        lines = ["cell,dealer,below,above,index"]
+        lines += [
+            f"{i['cell']},{i['dealer']},{i['below']},{i['above']},{i['index']}"
+            for i in self.indices
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def crossing(counts: list[int], gain: list[float]) -> float | None:
+    """Where ``gain`` (of the other play over the chart's, by true count) crosses 0 nearest
+    to true count 0, interpolated; None if it never does."""
+    best: float | None = None
+    for i in range(len(counts) - 1):
+        a, b = gain[i], gain[i + 1]
+        if (a <= 0 < b) or (b <= 0 < a):
+            x = counts[i] + (counts[i + 1] - counts[i]) * (-a) / (b - a)
+            if best is None or abs(x) < abs(best):
+                best = x
+    return best
+
+
+def strategy_indices(
+    rules: RuleSet,
+    tags: dict[str, float],
+    count: str = "hi-lo",
+    *,
+    left: float = 0.5,
+    wager: int = 500,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> Indices:
+    """Every cell's index for ``tags`` (module docstring)."""
+    from pontoon.analysis.report import analyze
+
+    if not 0.05 <= left <= 1:
+        raise InputError(
+            f"--depth must be between 0.05 and 1 (the part of the shoe left), not {left}"
+        )
+    start = time.perf_counter()
+    full = analyze(rules, "basic", wager=wager)
+    assert full.chart is not None
+    tasks = [Shoe(rules, full.chart, wager, tuple(tags.items()), tc, left) for tc in COUNTS]
+    with TaskPool(
+        cell_values,
+        tasks,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        label="expected shoes",
+    ) as pool:
+        tables = pool.results()
+    by_cell = [{(r["hand"], r["dealer"]): r for r in table} for table in tables]
+    out = []
+    for row in full.table:
+        cell = (row["hand"], row["dealer"])
+        play = row["play"]
+        if play is None or any(cell not in t for t in by_cell):
+            continue
+        found: tuple[float, str] | None = None
+        for other in LETTERS:
+            if other == play or any(t[cell][other] is None for t in by_cell):
+                continue
+            gain = [t[cell][other] - t[cell][play] for t in by_cell]
+            x = crossing(list(COUNTS), gain)
+            if x is not None and (found is None or abs(x) < abs(found[0])):
+                found = (x, other)
+        if found is None:
+            continue
+        x, other = found
+        rising = by_cell[-1][cell][other] > by_cell[-1][cell][play]
+        below, above = (play, other) if rising else (other, play)
+        out.append(
+            {
+                "cell": row["hand"],
+                "dealer": row["dealer"],
+                "below": LETTERS[below],
+                "above": LETTERS[above],
+                "index": round(x),
+                "crossing": x,
+            }
+        )
+    if rules.insurance:
+        out.append(_insurance(rules, tags, left))
+    return Indices(rules, count, left, out, time.perf_counter() - start)
+
+
+def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str, Any]:
+    """Insurance (10) against an ace: taken above the true count where 2:1 on the tens left
+    pays its way."""
+    pays = float(rules.insurance_pays)
+    gain = []
+    for tc in COUNTS:
+        shoe = expected_shoe(rules, tags, tc, left)
+        n = float(shoe.counts.sum()) - 1  # the dealer's ace out
+        gain.append((pays + 1) * float(shoe.counts[9]) / n - 1)
+    x = crossing(list(COUNTS), gain)
+    return {
+        "cell": "insurance",
+        "dealer": "A",
+        "below": "no",
+        "above": "insure",
+        "index": round(x) if x is not None else None,
+        "crossing": x,
+    }
