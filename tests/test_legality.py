@@ -203,7 +203,7 @@ def test_9_3_12_13_14_1_the_kernels_moves_are_the_first_preference_legality_allo
     pair_t = np.where(v == 1, 12, 2 * v)
     for totals, pairs in charts:
         moves, pair_moves = K.decisions(rules, totals, pairs)
-        assert moves.shape == (64, 2, 22, 10) and pair_moves.shape == (64, 10, 10)
+        assert moves.shape == (64, 2, 22, 10) and pair_moves.shape == (64, 10, 10)  # one chart
         want = by_code[cx, t, u, totals[soft, t, u]]
         assert (moves == want).all(), np.argwhere(moves != want)[:5]
         first_row = pair_by_code[cx[..., 0], v - 1, u, pairs[v - 1, u]]

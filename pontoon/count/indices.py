@@ -102,6 +102,7 @@ class Indices:
         lines += [
             f"{i['cell']},{i['dealer']},{i['below']},{i['above']},{i['index']}"
             for i in self.indices
+            if i["index"] is not None  # (insurance that never pays within -10..+10)
         ]
         return "\n".join(lines) + "\n"
 
@@ -203,3 +204,61 @@ def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str,
         "index": round(x) if x is not None else None,
         "crossing": x,
     }
+
+
+def _code(play: str, other: str, pair_row: bool) -> str:
+    """The chart code that plays ``play`` (a letter of LETTERS), or ``other`` where the rules
+    do not allow it (a double or a surrender after the first two cards)."""
+    if play in ("D", "R") and not pair_row:
+        return play + ("s" if other == "S" else "")
+    if play == "R" and pair_row:
+        return "Rp" if other == "P" else "Rs" if other == "S" else "R"
+    return play
+
+
+def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:
+    """The chart to play at each true count from -10 to +10: ``chart`` with every index's
+    cell set to its ``above`` play at that count and higher, its ``below`` play under it.
+    Insurance has no cell (the simulator never insures)."""
+    out = []
+    for tc in COUNTS:
+        c = chart.copy()
+        for i in indices:
+            if i["cell"] == "insurance" or i["index"] is None:
+                continue
+            up = 1 if i["dealer"] == "A" else 10 if i["dealer"] == "T" else int(i["dealer"])
+            play, other = (i["above"], i["below"]) if tc >= i["index"] else (i["below"], i["above"])
+            c.set(i["cell"], up, _code(play, other, i["cell"].startswith("P")))
+        out.append(c)
+    return out
+
+
+def read_indices(path: str) -> list[dict[str, Any]]:
+    """An index chart written by ``count indices --format csv``; bad input exits 2."""
+    import csv
+    from pathlib import Path
+
+    from pontoon.analysis.chart import HARD_ROWS, PAIR_ROWS, SOFT_ROWS, UP_COLUMNS
+
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the index chart {path}: {exc}") from None
+    rows = list(csv.DictReader(text.splitlines()))
+    cells = {*HARD_ROWS, *SOFT_ROWS, *PAIR_ROWS, "insurance"}
+    out = []
+    for n, row in enumerate(rows, start=2):
+        try:
+            cell, dealer = row["cell"], row["dealer"]
+            below, above, index = row["below"], row["above"], int(row["index"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(
+                f"{path}:{n}: cell,dealer,below,above,index with a whole index"
+            ) from None
+        plays = set(LETTERS.values()) | {"no", "insure"}
+        if cell not in cells or dealer not in UP_COLUMNS or not {below, above} <= plays:
+            raise InputError(f"{path}:{n}: unknown cell, dealer card or play: {row}")
+        out.append({"cell": cell, "dealer": dealer, "below": below, "above": above, "index": index})
+    if not out:
+        raise InputError(f"{path}: no indices")
+    return out

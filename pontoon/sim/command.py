@@ -21,6 +21,11 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hands-per-session", type=int, default=0, help="session length in rounds")
     p.add_argument("--bankroll", type=int, default=0, help="a session's bankroll in cents")
     p.add_argument("--count", help="counting system: hi-lo or a TOML file (tags, ramp)")
+    p.add_argument(
+        "--indices",
+        metavar="CSV",
+        help="play an index chart (count indices --format csv) by the true count of the deal",
+    )
     p.add_argument("--plot", help="write a histogram PNG here")
     p.add_argument(
         "--no-others",
@@ -61,6 +66,13 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         chart = Chart.read(args.strategy)
         name = chart.name
     counting = Counting.read(args.count) if args.count else None
+    charts = []
+    if args.indices:
+        from pontoon.count.indices import index_charts, read_indices
+
+        if counting is None:
+            raise InputError("--indices needs --count: the true count decides the plays")
+        charts = index_charts(chart, read_indices(args.indices))
     job = Job.build(
         rules,
         chart,
@@ -70,6 +82,7 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         hands_per_session=args.hands_per_session,
         bankroll=args.bankroll,
         counting=counting,
+        indices=charts,
     )
     seed = args.seed
     if seed is None:
@@ -83,6 +96,8 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         job, args.rounds, seed, workers=args.workers, scheduler=args.scheduler, progress=show
     )
     doc = document(run, name)
+    if args.indices:
+        doc["indices"] = args.indices
     if args.plot:
         plot(doc, args.plot)
     if args.json:

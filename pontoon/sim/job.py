@@ -5,6 +5,7 @@ chunks; each chunk's result depends only on the job and the chunk's key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -28,8 +29,8 @@ class Job:
 
     rules: RuleSet
     params: IntArray
-    moves: IntArray  # the chart's move in every context (kernel.decisions)
-    pair_moves: IntArray
+    moves: IntArray  # the chart's move in every context (kernel.decisions), per true count
+    pair_moves: IntArray  # (one chart: a first axis of 1; with indices, of 21: -10..+10)
     template: IntArray
     rescues: IntArray  # 12: [soft, total, up - 1], compile_chart
     boxes: int = 1
@@ -55,7 +56,11 @@ class Job:
         hands_per_session: int = 0,
         bankroll: int = 0,
         counting: Counting | None = None,
+        indices: Sequence[Chart] = (),
     ) -> Job:
+        """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
+        :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
+        count of the deal decides the round's plays."""
         if not 1 <= boxes <= 7:
             raise InputError(f"--boxes must be 1 to 7, not {boxes}")
         if wager < 1:
@@ -66,9 +71,16 @@ class Job:
             raise InputError("--hands-per-session needs --bankroll of at least one wager")
         from pontoon.sim import kernel as K
 
+        if indices and counting is None:
+            raise InputError("--indices needs --count: the true count decides the plays")
+        if indices and len(indices) != K.TCBINS:
+            raise ValueError(f"an index chart per true count: {K.TCBINS}, not {len(indices)}")
         params = C.compile_rules(rules)
-        totals, pairs, rescues = C.compile_chart(chart)
-        moves, pair_moves = K.decisions(rules, totals, pairs)
+        rescues = C.compile_chart(chart)[2]  # (12: the chart's, at every count)
+        charts = list(indices) or [chart]
+        tables = [K.decisions(rules, *C.compile_chart(c)[:2]) for c in charts]
+        moves = np.stack([m for m, _ in tables])
+        pair_moves = np.stack([p for _, p in tables])
         lo = bankroll // wager + 10
         bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
         tags = np.zeros(52, np.int64)

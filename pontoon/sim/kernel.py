@@ -526,6 +526,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
             inv2w = inv2wager
             play = 1
             tcb = 0
+            mb = 0  # the chart this round plays: one per true count with indices (Job)
             if counting:
                 for i in range(seen, pos):
                     rc += tags[shoe[i]]
@@ -533,6 +534,8 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                 left = ncards - pos
                 tc = rc * per_deck / left if left > 0 else 0.0
                 tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
+                if moves.shape[0] > 1:
+                    mb = tcb
                 if ramp[tcb] == 0:
                     play = 0  # Wonging out: the round is dealt without the player
                 else:
@@ -695,9 +698,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                             if n == 2:
                                 pair = value[c0] == value[c1] if by_value else rank[c0] == rank[c1]
                             if pair:
-                                a = pair_moves[ctx, value[c0] - 1, upv - 1]
+                                a = pair_moves[mb, ctx, value[c0] - 1, upv - 1]
                             else:
-                                a = moves[ctx, soft, t, upv - 1]
+                                a = moves[mb, ctx, soft, t, upv - 1]
                             acted[s] = 1
                             if a == C.STAND:
                                 state[s] = STOOD

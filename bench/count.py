@@ -1,0 +1,70 @@
+"""Time advantage play as a user runs it, on all local cores: `pontoon count indices` for
+nz-pontoon (the full index chart: 21 expected shoes analysed exactly; target <= 10 minutes on
+two cores, exact for the linear model it rests on), `count eor` and `count judge`; then the
+simulator's rounds per second counting (hi-lo, its ramp) against plain play, alternately, the
+same seed and rounds (target: counting costs <= 25 %).
+
+Prints a line per run, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Run: .venv/bin/python bench/count.py [--rounds N] [--pairs K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PONTOON = str(Path(sys.executable).with_name("pontoon"))
+
+
+def run(args: list[str]) -> tuple[float, dict[str, object]]:
+    """Seconds of wall time and the JSON document of ``pontoon ARGS --json``."""
+    start = time.perf_counter()
+    out = subprocess.run(
+        [PONTOON, *args, "--json", "--no-progress"], check=True, capture_output=True, text=True
+    ).stdout
+    return time.perf_counter() - start, json.loads(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=20_000_000, help="rounds per simulation")
+    parser.add_argument("--pairs", type=int, default=3, help="alternate runs of each")
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    doc: dict[str, object] = {"bench": "count", "rules": "nz-pontoon", "cores": cores}
+    for what in ("indices", "eor", "judge"):
+        seconds, out = run(["count", what])
+        print(f"pontoon count {what}: {seconds:.1f} s on {cores} cores")
+        doc[f"{what}_seconds"] = round(seconds, 2)
+        if what == "indices":
+            doc["indices"] = len(out["indices"])  # type: ignore[arg-type]
+    speeds: dict[str, list[float]] = {"plain": [], "counting": []}
+    sim = ["simulate", "--rounds", str(args.rounds), "--seed", "1"]
+    for _ in range(args.pairs):
+        for kind, extra in (("plain", []), ("counting", ["--count", "hi-lo"])):
+            _, out = run([*sim, *extra])
+            speeds[kind].append(float(out["rounds_per_second"]))  # type: ignore[arg-type]
+    plain, counting = (statistics.median(speeds[k]) for k in ("plain", "counting"))
+    print(
+        f"simulate: plain {plain / 1e6:.2f} M rounds/s, counting {counting / 1e6:.2f} M "
+        f"(median of {args.pairs} alternated runs of {args.rounds:,}): cost "
+        f"{(1 - counting / plain) * 100:.1f} %"
+    )
+    doc |= {
+        "plain_rounds_per_second": round(plain),
+        "counting_rounds_per_second": round(counting),
+        "counting_cost": round(1 - counting / plain, 4),
+        "load_average": os.getloadavg()[0],
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    print(json.dumps(doc))
+
+
+if __name__ == "__main__":
+    main()
