@@ -239,3 +239,36 @@ def test_index_chart_files_are_checked(tmp_path: Path, capsys: pytest.CaptureFix
     good = tmp_path / "good.csv"
     good.write_text("cell,dealer,below,above,index\nH16,T,H,S,0\n")
     assert main(["simulate", "--rounds", "10", "--indices", str(good)]) == 2  # no --count
+
+
+def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
+    """count ramp: Kelly bets in whole chips within the spread; SCORE = DI^2 and N0 = 10^6 /
+    DI^2 (Schlesinger's definitions); a flat bet on a game the house wins ruins for sure."""
+    from pontoon.count.ramp import Table, ramp
+
+    e = effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    doc = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000), 1.33)
+    bets = list(doc["bets"].values())
+    assert all(b % 500 == 0 and 500 <= b <= 4000 for b in bets) and max(bets) == 4000
+    assert doc["score"] == pytest.approx(doc["di"] ** 2)
+    assert doc["n0"] == pytest.approx(1e6 / doc["di"] ** 2)
+    assert 0 < doc["risk_of_ruin"] < 1 and doc["win_per_100"] > 0
+    flat = ramp(e, tags, 1_000_000, Table(500, 1, 500, 100_000), 1.33)
+    assert flat["risk_of_ruin"] == 1.0 and flat["win_per_100"] == pytest.approx(
+        e.ev * 500 * 100, rel=0.05
+    )
+    out = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000, wong_out=0), 1.33)
+    assert out["bets"]["-1"] == 0 and out["win_per_100"] > doc["win_per_100"]
+    args = ["count", "ramp", "--rules", "classic-blackjack", "--bankroll", "1000000"]
+    for bad in (
+        [*args, "--spread", "0.5"],
+        [*args, "--spread", "8", "--kelly", "0"],
+        [*args, "--spread", "8", "--chip", "300"],
+        ["count", "ramp", "--bankroll", "100", "--spread", "8"],
+    ):
+        assert main(bad) == 2, bad
+        assert capsys.readouterr().err.count("\n") == 1
+    assert main([*args, "--spread", "8", "--json", "--set", "split_max_hands=2"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"bets", "win_per_100", "sd_per_100", "score", "n0", "risk_of_ruin"} <= set(doc)

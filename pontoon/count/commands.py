@@ -26,6 +26,7 @@ def add_options(
         ("eor", "effects of removal: the EV's change when one card of a rank leaves the shoe"),
         ("judge", "a count's betting correlation, playing efficiency, insurance correlation"),
         ("indices", "strategy indices: the true count where each cell's best play changes"),
+        ("ramp", "bets and risk: Kelly bets by true count, win rate, SCORE, N0, risk of ruin"),
     ):
         q = sub.add_parser(name, help=text)
         common(q)
@@ -45,6 +46,15 @@ def add_options(
                 "--depth", type=float, default=0.5, help="the part of the shoe left (0.5)"
             )
             q.add_argument("--format", choices=("text", "csv"), default="text")
+        if name == "ramp":
+            q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
+            q.add_argument("--bankroll", type=int, required=True, help="bankroll in cents")
+            q.add_argument("--spread", type=float, required=True, help="largest bet / smallest")
+            q.add_argument("--chip", type=int, help="bets are whole chips of this many cents")
+            q.add_argument("--kelly", type=float, default=1.0, help="part of a Kelly bet (1)")
+            q.add_argument("--wong-out", type=int, help="sit out below this true count")
+            q.add_argument("--rounds", type=int, default=0, help="simulate the EV by count")
+            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
         if name == "judge":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument(
@@ -67,6 +77,8 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError(f"--wager must be a positive number of cents, not {args.wager}")
     if args.count_command == "indices":
         return _indices(rules, args, workers)
+    if args.count_command == "ramp":
+        return _ramp(rules, args, workers)
     counting = _counting(args.count) if args.count_command == "judge" else None
     tags = _tags(counting) if counting is not None else None
     if counting is not None and args.rounds < 0:
@@ -147,6 +159,55 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         for i in ix.indices:
             cells = f"  {i['cell']:<10} {i['dealer']:>6}  {i['below']:>5}  {i['above']:>5}"
             print(f"{cells}  {i['index']:+5d}" if i["index"] is not None else cells)
+    return 0
+
+
+def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
+    from pontoon.analysis.distribution import round_distribution
+    from pontoon.analysis.report import analyze
+    from pontoon.count.eor import effects_of_removal
+    from pontoon.count.ramp import Table, ramp
+
+    counting = _counting(args.count)
+    tags = _tags(counting)
+    table = Table(
+        args.wager, args.spread, args.chip or args.wager, rules.table_max, args.kelly, args.wong_out
+    )
+    table.check()
+    if args.bankroll < args.wager:
+        raise InputError(f"--bankroll must cover the minimum bet {args.wager}, not {args.bankroll}")
+    if args.rounds < 0:
+        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
+    effects = effects_of_removal(
+        rules,
+        "basic",
+        wager=args.wager,
+        workers=workers,
+        scheduler=args.scheduler,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    simulated = _simulate(rules, effects, counting, args) if args.rounds else None
+    variance = round_distribution(
+        analyze(rules, effects.chart or "basic", wager=args.wager)
+    ).variance
+    doc = {"count": args.count, "spread": args.spread, "kelly": args.kelly} | ramp(
+        effects, tags, args.bankroll, table, variance, simulated
+    )
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(
+        f"{rules.name}, {args.count}: bankroll {args.bankroll / 100:,.2f}, spread 1-{args.spread:g}"
+    )
+    print("  true count  bet")
+    for tc, bet in doc["bets"].items():
+        print(f"  {int(tc):+10d}  {bet / 100:,.2f}")
+    print(
+        f"  win per 100 rounds {doc['win_per_100'] / 100:+,.2f}, sd {doc['sd_per_100'] / 100:,.2f}"
+    )
+    n0 = f"{doc['n0']:,.0f}" if doc["n0"] is not None else "never"
+    print(f"  SCORE {doc['score']:.2f}, DI {doc['di']:.2f}, N0 {n0} rounds")
+    print(f"  risk of ruin {doc['risk_of_ruin'] * 100:.2f} % ({doc['source']} EV by count)")
     return 0
 
 
