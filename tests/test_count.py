@@ -146,7 +146,11 @@ def test_count_commands_json_and_refusals(
     assert main(["count", "indices", *args[:-1], "--format", "csv"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("cell,dealer,below,above,index\n") and "\nH16,T,H,S," in out
+    png = tmp_path / "indices.png"
+    assert main(["count", "indices", *args[:-1], "--format", "png", "--output", str(png)]) == 0
+    assert png.stat().st_size > 50_000
     for bad in (
+        ["count", "indices", *args[:-1], "--format", "png"],  # no --output
         ["count", "indices", *args, "--depth", "3"],
         ["count", "judge", *args, "--count", str(tmp_path / "none.toml")],
         ["count", "eor", *args, "--workers", "0"],

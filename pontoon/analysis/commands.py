@@ -190,6 +190,9 @@ class _Shoe:
         self.infinite = args.infinite
         self.wager = args.wager
         self.removed = removed
+        from pontoon.analysis.composition import ShoeModel
+
+        self.shoe = ShoeModel.of(rules, args.infinite, removed)
 
 
 def strategy_command(rules: RuleSet, args: argparse.Namespace) -> int:

@@ -114,9 +114,17 @@ def hand_text(rep: HandReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chart_png(chart: Chart, rules: RuleSet, ev: float | None, path: str) -> None:
+def chart_png(
+    chart: Chart,
+    rules: RuleSet,
+    ev: float | None,
+    path: str,
+    notes: dict[tuple[str, int], str] | None = None,
+    title: str = "Basic strategy",
+) -> None:
     """The chart as a coloured grid to print: cells coloured by action, labelled axes, the
-    rule set in the title."""
+    rule set in the title; ``notes``: a second line in some cells (an index: ``S+1``, stand
+    from true count +1)."""
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - matplotlib is in the analysis extra
@@ -138,14 +146,16 @@ def chart_png(chart: Chart, rules: RuleSet, ev: float | None, path: str) -> None
             if row in RESCUE_ROWS:  # 12: rescue (R) or stand (S) after a double
                 colour = RESCUE_COLOUR if code == "R" else COLOURS["S"]
             ax.add_patch(Rectangle((x, n - 1 - y), 1, 1, facecolor=colour, edgecolor="#555555"))
+            note = (notes or {}).get((row, up))
             ax.text(
                 x + 0.5,
                 n - 0.5 - y,
-                code,
+                code if note is None else f"{code}\n{note}",
                 ha="center",
                 va="center",
-                fontsize=10,
+                fontsize=10 if note is None else 6.5,
                 color="white" if colour == RESCUE_COLOUR else "black",
+                fontweight="normal" if note is None else "bold",
             )
     ax.set_xlim(0, 10)
     ax.set_ylim(0, n)
@@ -161,7 +171,7 @@ def chart_png(chart: Chart, rules: RuleSet, ev: float | None, path: str) -> None
     for y in (n - 17, len(PAIR_ROWS) + extra, extra):
         if y > 0:
             ax.axhline(y, color="black", linewidth=2)
-    title = f"Basic strategy — {rules.name}\n{_wrap(rules_line(rules))}"
+    title = f"{title} — {rules.name}\n{_wrap(rules_line(rules))}"
     if ev is not None:
         title += f"\nPlayer's expected return {percent(ev)}"
     fig.suptitle(title, fontsize=10)

@@ -45,7 +45,8 @@ def add_options(
             q.add_argument(
                 "--depth", type=float, default=0.5, help="the part of the shoe left (0.5)"
             )
-            q.add_argument("--format", choices=("text", "csv"), default="text")
+            q.add_argument("--format", choices=("text", "csv", "png"), default="text")
+            q.add_argument("--output", help="write here (required for png; default stdout)")
         if name == "ramp":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument("--bankroll", type=int, required=True, help="bankroll in cents")
@@ -139,6 +140,8 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     from pontoon.count.indices import strategy_indices
 
     tags = _tags(_counting(args.count))
+    if args.format == "png" and not args.output:
+        raise InputError("--format png needs --output FILE")
     ix = strategy_indices(
         rules,
         tags,
@@ -151,8 +154,26 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     )
     if args.json:
         print(json.dumps(ix.to_json()))
+    elif args.format == "png":
+        from pontoon.analysis.render import chart_png
+
+        notes = {
+            (i["cell"], _up(i["dealer"])): f"{i['above']}{i['index']:+d}"
+            for i in ix.indices
+            if i["cell"] != "insurance" and i["index"] is not None
+        }
+        title = f"Index chart ({args.count}: the play from the true count shown up"
+        insure = [i["index"] for i in ix.indices if i["cell"] == "insurance"]
+        if insure and insure[0] is not None:
+            title += f"; insurance from {insure[0]:+d}"
+        title += ")"
+        chart_png(ix.chart, rules, None, args.output, notes, title)
     elif args.format == "csv":
-        sys.stdout.write(ix.to_csv())
+        text = ix.to_csv()
+        if args.output:
+            _write(args.output, text)
+        else:
+            sys.stdout.write(text)
     else:
         print(f"{rules.name}, {args.count}: indices at {args.depth:.0%} of the shoe left")
         print("  cell       dealer  below  above  index")
@@ -209,6 +230,18 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     print(f"  SCORE {doc['score']:.2f}, DI {doc['di']:.2f}, N0 {n0} rounds")
     print(f"  risk of ruin {doc['risk_of_ruin'] * 100:.2f} % ({doc['source']} EV by count)")
     return 0
+
+
+def _up(dealer: str) -> int:
+    return 1 if dealer == "A" else 10 if dealer == "T" else int(dealer)
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _counting(source: str) -> Counting:

@@ -85,6 +85,7 @@ class Indices:
     left: float
     indices: list[dict[str, Any]]
     seconds: float
+    chart: Chart  # the full shoe's, which the indices change
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,7 +184,7 @@ def strategy_indices(
         )
     if rules.insurance:
         out.append(_insurance(rules, tags, left))
-    return Indices(rules, count, left, out, time.perf_counter() - start)
+    return Indices(rules, count, left, out, time.perf_counter() - start, full.chart)
 
 
 def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str, Any]:
@@ -226,7 +227,7 @@ def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:
         for i in indices:
             if i["cell"] == "insurance" or i["index"] is None:
                 continue
-            up = 1 if i["dealer"] == "A" else 10 if i["dealer"] == "T" else int(i["dealer"])
+            up = {"A": 1, "T": 10}.get(i["dealer"]) or int(i["dealer"])
             play, other = (i["above"], i["below"]) if tc >= i["index"] else (i["below"], i["above"])
             c.set(i["cell"], up, _code(play, other, i["cell"].startswith("P")))
         out.append(c)
