@@ -276,3 +276,17 @@ def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*args, "--spread", "8", "--json", "--set", "split_max_hands=2"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"bets", "win_per_100", "sd_per_100", "score", "n0", "risk_of_ruin"} <= set(doc)
+
+
+def test_risk_of_ruin_within_a_session_closed_form_and_simulated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """count ramp --hands: ruin within 1,000 rounds from 40 units, the first-passage formula
+    beside sessions played by the simulator with the ramp's bets (4e6 rounds): within 3 SE."""
+    args = ["count", "ramp", "--rules", "classic-blackjack", "--set", "split_max_hands=2"]
+    args += ["--bankroll", "20000", "--spread", "8", "--hands", "1000", "--rounds", "4000000"]
+    assert main([*args, "--workers", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    sim = doc["simulated_risk_of_ruin_within"]
+    assert sim["sessions"] > 4000 and 0.1 < sim["risk"] < 0.6
+    assert abs(sim["risk"] - doc["risk_of_ruin_within"]) < 3 * sim["stderr"]

@@ -56,6 +56,13 @@ def add_options(
             q.add_argument("--wong-out", type=int, help="sit out below this true count")
             q.add_argument("--rounds", type=int, default=0, help="simulate the EV by count")
             q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+            q.add_argument(
+                "--hands",
+                type=int,
+                default=0,
+                help="also the risk of ruin within this many rounds (with --rounds: simulated "
+                "too, sessions of that length playing the ramp)",
+            )
         if name == "judge":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument(
@@ -197,8 +204,10 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     table.check()
     if args.bankroll < args.wager:
         raise InputError(f"--bankroll must cover the minimum bet {args.wager}, not {args.bankroll}")
-    if args.rounds < 0:
-        raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
+    if args.rounds < 0 or args.hands < 0:
+        raise InputError("--rounds and --hands must be 0 or more")
+    if args.hands and args.rounds and table.chip % args.wager:
+        raise InputError("a simulated ramp bets whole units: --chip must be a multiple of --wager")
     effects = effects_of_removal(
         rules,
         "basic",
@@ -214,6 +223,16 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     doc = {"count": args.count, "spread": args.spread, "kelly": args.kelly} | ramp(
         effects, tags, args.bankroll, table, variance, simulated
     )
+    if args.hands:
+        from pontoon.count.ramp import ruin_within
+
+        w, v = doc["win_per_100"] / 100, doc["variance"]
+        doc["hands"] = args.hands
+        doc["risk_of_ruin_within"] = ruin_within(w, v, args.bankroll, args.hands)
+        if args.rounds:
+            doc["simulated_risk_of_ruin_within"] = _ruin_simulated(
+                rules, effects, counting, doc, args
+            )
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -229,7 +248,49 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     n0 = f"{doc['n0']:,.0f}" if doc["n0"] is not None else "never"
     print(f"  SCORE {doc['score']:.2f}, DI {doc['di']:.2f}, N0 {n0} rounds")
     print(f"  risk of ruin {doc['risk_of_ruin'] * 100:.2f} % ({doc['source']} EV by count)")
+    if args.hands:
+        line = f"  within {args.hands:,} rounds {doc['risk_of_ruin_within'] * 100:.2f} %"
+        sim = doc.get("simulated_risk_of_ruin_within")
+        if sim is not None:
+            line += f"; simulated {sim['risk'] * 100:.2f} % ± {sim['stderr'] * 100:.2f}"
+        print(line)
     return 0
+
+
+def _ruin_simulated(
+    rules: RuleSet,
+    effects: Effects,
+    counting: Counting,
+    doc: dict[str, Any],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Sessions of ``--hands`` rounds playing the ramp's bets from ``--bankroll``: the share
+    ruined, with its standard error."""
+    from pontoon.sim.counting import Counting as Count
+    from pontoon.sim.job import Job
+    from pontoon.sim.results import document
+    from pontoon.sim.runner import simulate
+
+    units = {tc: bet // args.wager for tc, bet in doc["bets"].items()}
+    if not any(units.values()):
+        raise InputError("the ramp never bets")
+    ramped = Count.from_dict({"tags": counting.table["tags"], "ramp": units}, counting.name)
+    assert effects.chart is not None
+    job = Job.build(
+        rules,
+        effects.chart,
+        wager=args.wager,
+        counting=ramped,
+        hands_per_session=args.hands,
+        bankroll=args.bankroll,
+    )
+    show = False if args.no_progress else None
+    run = simulate(
+        job, args.rounds, args.seed, workers=args.workers, scheduler=args.scheduler, progress=show
+    )
+    s = document(run, "basic")["sessions"]
+    p, n = s["risk_of_ruin"], s["sessions"]
+    return {"risk": p, "stderr": (p * (1 - p) / n) ** 0.5 if n else 0.0, "sessions": n}
 
 
 def _up(dealer: str) -> int:

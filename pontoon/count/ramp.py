@@ -15,7 +15,8 @@ variance ``v_t`` a unit:
   ``N0 = V / W^2`` (the rounds after which the expected win is one standard deviation);
 - risk of ruin, closed form for a random walk with that drift and variance (the diffusion
   approximation, Schlesinger's formula): ``exp(-2 W B / V)`` for a bankroll ``B``, 1 if
-  ``W <= 0``.
+  ``W <= 0``; within ``n`` rounds, Brownian motion's first passage: ``Phi((-B - W n) / (s
+  sqrt(n))) + exp(-2 W B / V) Phi((-B + W n) / (s sqrt(n)))``, ``s = sqrt(V)``.
 
 Money stays in cents: the bets are whole chips; the win rate and deviation are expectations.
 """
@@ -106,6 +107,7 @@ def ramp(
     sd = math.sqrt(max(var, 0.0))
     di = 1000 * win / sd if sd > 0 else 0.0
     return {
+        "variance": var,
         "bets": bets,
         "win_per_100": 100 * win,
         "sd_per_100": 10 * sd,
@@ -124,3 +126,17 @@ def ramp(
         "source": source,
         "units": "cents; win and sd per 100 rounds dealt; bets by true count (floored)",
     }
+
+
+def ruin_within(win: float, var: float, bankroll: float, rounds: int) -> float:
+    """The chance a bankroll is lost within ``rounds`` rounds (module docstring)."""
+    if rounds < 1 or var <= 0:
+        return 0.0
+    sd = math.sqrt(var * rounds)
+
+    def phi(x: float) -> float:
+        return 0.5 * math.erfc(-x / math.sqrt(2))
+
+    a = phi((-bankroll - win * rounds) / sd)
+    b = phi((-bankroll + win * rounds) / sd)
+    return min(1.0, a + math.exp(min(-2 * win * bankroll / var, 700.0)) * b)
