@@ -54,6 +54,13 @@ def add_options(
             q.add_argument("--chip", type=int, help="bets are whole chips of this many cents")
             q.add_argument("--kelly", type=float, default=1.0, help="part of a Kelly bet (1)")
             q.add_argument("--wong-out", type=int, help="sit out below this true count")
+            q.add_argument(
+                "--boxes-from",
+                action="append",
+                default=[],
+                metavar="TC:N",
+                help="play N boxes from true count TC up (e.g. 3:2); again for more",
+            )
             q.add_argument("--rounds", type=int, default=0, help="simulate the EV by count")
             q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
             q.add_argument(
@@ -199,13 +206,21 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     counting = _counting(args.count)
     tags = _tags(counting)
     table = Table(
-        args.wager, args.spread, args.chip or args.wager, rules.table_max, args.kelly, args.wong_out
+        args.wager,
+        args.spread,
+        args.chip or args.wager,
+        rules.table_max,
+        args.kelly,
+        args.wong_out,
+        _boxes_from(args.boxes_from),
     )
     table.check()
     if args.bankroll < args.wager:
         raise InputError(f"--bankroll must cover the minimum bet {args.wager}, not {args.bankroll}")
     if args.rounds < 0 or args.hands < 0:
         raise InputError("--rounds and --hands must be 0 or more")
+    if args.hands and args.rounds and table.boxes:
+        raise InputError("the simulated risk of ruin plays one box: leave out --boxes-from")
     if args.hands and args.rounds and table.chip % args.wager:
         raise InputError("a simulated ramp bets whole units: --chip must be a multiple of --wager")
     effects = effects_of_removal(
@@ -217,11 +232,9 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     simulated = _simulate(rules, effects, counting, args) if args.rounds else None
-    variance = round_distribution(
-        analyze(rules, effects.chart or "basic", wager=args.wager)
-    ).variance
+    dist = round_distribution(analyze(rules, effects.chart or "basic", wager=args.wager))
     doc = {"count": args.count, "spread": args.spread, "kelly": args.kelly} | ramp(
-        effects, tags, args.bankroll, table, variance, simulated
+        effects, tags, args.bankroll, table, dist.variance, simulated, dist.covariance()
     )
     if args.hands:
         from pontoon.count.ramp import ruin_within
@@ -241,7 +254,8 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     )
     print("  true count  bet")
     for tc, bet in doc["bets"].items():
-        print(f"  {int(tc):+10d}  {bet / 100:,.2f}")
+        n = doc["boxes"].get(tc, 1)
+        print(f"  {int(tc):+10d}  {bet / 100:,.2f}" + (f" on each of {n} boxes" if n > 1 else ""))
     print(
         f"  win per 100 rounds {doc['win_per_100'] / 100:+,.2f}, sd {doc['sd_per_100'] / 100:,.2f}"
     )
@@ -291,6 +305,20 @@ def _ruin_simulated(
     s = document(run, "basic")["sessions"]
     p, n = s["risk_of_ruin"], s["sessions"]
     return {"risk": p, "stderr": (p * (1 - p) / n) ** 0.5 if n else 0.0, "sessions": n}
+
+
+def _boxes_from(items: list[str]) -> tuple[tuple[int, int], ...]:
+    """``--boxes-from TC:N`` options."""
+    out = []
+    for item in items:
+        try:
+            tc, n = (int(x) for x in item.split(":"))
+        except ValueError:
+            raise InputError(
+                f"--boxes-from takes TRUE_COUNT:BOXES, e.g. 3:2, not {item!r}"
+            ) from None
+        out.append((tc, n))
+    return tuple(out)
 
 
 def _up(dealer: str) -> int:

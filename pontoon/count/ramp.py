@@ -45,6 +45,11 @@ class Table:
     maximum: int
     kelly: float = 1.0
     wong_out: int | None = None
+    boxes: tuple[tuple[int, int], ...] = ()  # (true count, boxes played from it up)
+
+    def boxes_at(self, tc: int) -> int:
+        """The boxes played at true count ``tc`` (1 unless ``boxes`` says more)."""
+        return max([n for t, n in self.boxes if tc >= t], default=1)
 
     def check(self) -> None:
         if self.minimum < 1 or self.chip < 1:
@@ -55,6 +60,8 @@ class Table:
             )
         if not 0 < self.kelly <= 1:
             raise InputError(f"--kelly must be above 0 and at most 1, not {self.kelly}")
+        if any(not 1 <= n <= 7 for _, n in self.boxes):
+            raise InputError("--boxes-from plays 1 to 7 boxes (15.1)")
         if self.minimum % self.chip:
             raise InputError(
                 f"the minimum bet {self.minimum} is not a whole number of {self.chip}-cent chips"
@@ -68,16 +75,21 @@ def ramp(
     table: Table,
     variance: float,
     simulated: Mapping[str, Any] | None = None,
+    covariance: float = 0.0,
 ) -> dict[str, Any]:
     """The bets and the ramp's figures (module docstring); ``variance``: a round's variance
     per unit wagered (the exact one of the full shoe, :mod:`pontoon.analysis.distribution`),
-    used at every count without ``simulated``."""
+    used at every count without ``simulated``; ``covariance``: of two boxes at one table, per
+    unit squared (they share the dealer's hand), for the counts where ``table`` plays more
+    than one box: ``n`` boxes of ``b`` each win ``n b e`` with variance ``b^2 (n v + n (n - 1)
+    c)``, and Kelly's bet a box is ``kelly * bankroll * e / (v + (n - 1) c)``."""
     if bankroll < table.minimum:
         raise InputError(f"--bankroll must cover the minimum bet {table.minimum}, not {bankroll}")
     table.check()
     rows = curve(effects, tags, simulated)
     top = min(table.maximum, int(table.minimum * table.spread))
     bets: dict[str, int] = {}
+    boxes: dict[str, int] = {}
     win = second = played = 0.0
     source = "simulated" if simulated else "linear"
     for r in rows:
@@ -91,16 +103,19 @@ def ramp(
             if r["linear"] is None:
                 continue
             e, share, v = float(r["linear"]), float(r["frequency"]), variance
+        n = table.boxes_at(tc)
         if table.wong_out is not None and tc < table.wong_out:
             bet = 0
         elif e > 0:
-            kelly = table.kelly * bankroll * e / v
+            kelly = table.kelly * bankroll * e / (v + (n - 1) * covariance)
             bet = max(table.minimum, min(top, int(kelly // table.chip) * table.chip))
         else:
             bet = table.minimum
         bets[str(tc)] = bet
-        win += share * bet * e
-        second += share * bet * bet * (v + e * e)
+        if n > 1:
+            boxes[str(tc)] = n
+        win += share * n * bet * e
+        second += share * bet * bet * (n * v + n * (n - 1) * covariance + (n * e) ** 2)
         played += share
     win /= played
     var = second / played - win * win
@@ -109,6 +124,8 @@ def ramp(
     return {
         "variance": var,
         "bets": bets,
+        "boxes": boxes,
+        "covariance": covariance,
         "win_per_100": 100 * win,
         "sd_per_100": 10 * sd,
         "score": di * di if win > 0 else 0.0,
