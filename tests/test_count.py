@@ -264,7 +264,7 @@ def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     )
     out = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000, wong_out=0), 1.33)
     assert out["bets"]["-1"] == 0 and out["win_per_100"] > doc["win_per_100"]
-    two = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000, boxes=((2, 2),)), 1.33, None, 0.45)
+    two = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000, boxes=((2, 2),)), 1.33, None, 0.489)
     assert two["boxes"] == {str(tc): 2 for tc in range(2, 11) if str(tc) in two["bets"]}
     assert two["win_per_100"] > doc["win_per_100"] and two["sd_per_100"] > doc["sd_per_100"]
     args = ["count", "ramp", "--rules", "classic-blackjack", "--bankroll", "1000000"]
