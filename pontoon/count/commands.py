@@ -30,13 +30,15 @@ def add_options(
     ):
         q = sub.add_parser(name, help=text)
         common(q)
-        q.add_argument(
-            "--strategy",
-            choices=("basic", "composition"),
-            default="basic",
-            help="basic: the full shoe's chart fixed (default); composition: re-optimised",
-        )
-        q.add_argument("--wager", type=int, default=500, help="wager in cents (Super Bonus: 11.2)")
+        if name in ("eor", "judge"):
+            q.add_argument(
+                "--strategy",
+                choices=("basic", "composition"),
+                default="basic",
+                help="basic: the full shoe's chart fixed (default); composition: re-optimised",
+            )
+        wager = "the minimum bet" if name == "ramp" else "the wager"
+        q.add_argument("--wager", type=int, default=500, help=f"{wager} in cents (500)")
         q.add_argument("--workers", type=int, help="local processes (default: all cores)")
         q.add_argument("--scheduler", help="address of a Dask distributed scheduler")
         q.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -203,6 +205,11 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     from pontoon.count.eor import effects_of_removal
     from pontoon.count.ramp import Table, ramp
 
+    if not rules.table_min <= args.wager <= rules.table_max:
+        raise InputError(
+            f"--wager (the minimum bet) must be between the table minimum {rules.table_min} "
+            f"and maximum {rules.table_max} (15.6, 15.2), not {args.wager}"
+        )
     counting = _counting(args.count)
     tags = _tags(counting)
     table = Table(
