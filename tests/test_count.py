@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 from pathlib import Path
@@ -29,6 +30,12 @@ from pontoon.sim.runner import Run
 
 DATA = Path(__file__).parent / "data" / "reference"
 FAST = {"split_max_hands": 2}
+NOSPLIT = ["--set", "split_max_hands=1"]  # the commands' plumbing: the quickest analyses
+
+
+@functools.cache
+def classic_effects() -> Effects:
+    return effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
 
 
 def test_a_whole_deck_removed_is_the_game_of_one_deck_fewer() -> None:
@@ -71,7 +78,7 @@ def test_fixed_strategy_effects_of_removal_sum_to_zero(nz_effects: Effects) -> N
     shoe's cards, sum to 0: exactly (up to rounding) where the analysis is exact, and for
     nz-pontoon to 1e-8 of a wager, the size of its approximations (13.7 with three or four
     split hands, resplit pair cards taken from every suit alike: docs/analysis.md)."""
-    classic = effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
+    classic = classic_effects()
     for e, tol in ((classic, 1e-12), (nz_effects, 1e-7)):
         assert abs(e.sum) < tol
         assert e.eor["5"] > 0 > e.eor["T"]  # small cards out help the player, tens hurt
@@ -108,7 +115,7 @@ def test_single_deck_effects_of_removal_against_griffin() -> None:
 def test_hi_lo_judged_as_published() -> None:
     """Hi-lo's betting and insurance correlations, as the literature gives them (0.97, 0.76:
     Griffin; Wong, Professional Blackjack); playing efficiency by Griffin's method about half."""
-    e = effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
+    e = classic_effects()
     doc = judge(e, HI_LO["tags"])
     assert doc["betting_correlation"] == pytest.approx(0.97, abs=0.01)
     assert doc["insurance_correlation"] == pytest.approx(0.76, abs=0.01)
@@ -128,7 +135,7 @@ def test_correlation_of_a_count_with_itself() -> None:
 def test_count_commands_json_and_refusals(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    args = ["--rules", "classic-blackjack", "--set", "split_max_hands=2", "--json"]
+    args = ["--rules", "classic-blackjack", *NOSPLIT, "--json"]
     assert main(["count", "eor", *args, "--workers", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert set(doc["eor"]) == set(KEYS) and doc["strategy"] == "basic"
@@ -211,11 +218,12 @@ def _play(rules: RuleSet, chart: Chart, rounds: int, charts: list[Chart]) -> Run
     return simulate(job, rounds, 11, workers=2, progress=False)
 
 
-def test_simulate_plays_an_index_chart() -> None:
+def test_simulate_plays_an_index_chart(tmp_path: Path) -> None:
     """An index chart whose plays are the chart's own plays deals exactly the plain game;
-    the hi-lo index chart of classic blackjack (count indices) wins measurably more with the
-    same count and ramp: more than three standard errors of the difference, 3e7 rounds."""
-    from pontoon.count.indices import index_charts
+    the Illustrious 18 (the file above, as `count indices --format csv` writes an index
+    chart) win measurably more with the same count and ramp: more than three standard
+    errors of the difference, 6e7 rounds."""
+    from pontoon.count.indices import index_charts, read_indices
 
     rules = load_rules("classic-blackjack")
     chart = analyze(rules, "basic").chart
@@ -226,9 +234,12 @@ def test_simulate_plays_an_index_chart() -> None:
         _play(rules, chart, 10**6, index_charts(chart, same)),
     )
     assert np.array_equal(plain.result.acc, copy.result.acc)
-    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
-    ix = strategy_indices(rules, tags, workers=2)
-    runs = [_play(rules, chart, 3 * 10**7, c) for c in ([], index_charts(chart, ix.indices))]
+    with open(DATA / "illustrious_18.csv", encoding="utf-8") as f:
+        text = "".join(line for line in f if not line.startswith("#"))
+    path = tmp_path / "i18.csv"
+    path.write_text(text)
+    indices = index_charts(chart, read_indices(str(path)))
+    runs = [_play(rules, chart, 6 * 10**7, c) for c in ([], indices)]
     docs = [document(r, "basic") for r in runs]
     gain = docs[1]["ev"] - docs[0]["ev"]
     assert gain > 3 * math.hypot(docs[0]["stderr"], docs[1]["stderr"]), gain
@@ -250,7 +261,7 @@ def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     DI^2 (Schlesinger's definitions); a flat bet on a game the house wins ruins for sure."""
     from pontoon.count.ramp import Table, ramp
 
-    e = effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
+    e = classic_effects()
     tags = {k: float(v) for k, v in HI_LO["tags"].items()}
     doc = ramp(e, tags, 1_000_000, Table(500, 8, 500, 100_000), 1.33)
     bets = list(doc["bets"].values())
@@ -278,7 +289,7 @@ def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     ):
         assert main(bad) == 2, bad
         assert capsys.readouterr().err.count("\n") == 1
-    assert main([*args, "--spread", "8", "--json", "--set", "split_max_hands=2"]) == 0
+    assert main([*args, "--spread", "8", "--json", *NOSPLIT]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert {"bets", "win_per_100", "sd_per_100", "score", "n0", "risk_of_ruin"} <= set(doc)
 
@@ -288,7 +299,7 @@ def test_risk_of_ruin_within_a_session_closed_form_and_simulated(
 ) -> None:
     """count ramp --hands: ruin within 1,000 rounds from 40 units, the first-passage formula
     beside sessions played by the simulator with the ramp's bets (4e6 rounds): within 3 SE."""
-    args = ["count", "ramp", "--rules", "classic-blackjack", "--set", "split_max_hands=2"]
+    args = ["count", "ramp", "--rules", "classic-blackjack", *NOSPLIT]
     args += ["--bankroll", "20000", "--spread", "8", "--hands", "1000", "--rounds", "4000000"]
     assert main([*args, "--workers", "2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -54,6 +54,14 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError("--bankroll needs --hands-per-session")
     if args.rounds < 1:
         raise InputError(f"--rounds must be at least 1, not {args.rounds}")
+    counting = Counting.read(args.count) if args.count else None
+    indices = []
+    if args.indices:  # read before the chart is worked out: bad input fails at once
+        from pontoon.count.indices import index_charts, read_indices
+
+        if counting is None:
+            raise InputError("--indices needs --count: the true count decides the plays")
+        indices = read_indices(args.indices)
     if args.strategy == "basic":
         from pontoon.analysis.report import analyze
 
@@ -65,14 +73,7 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
     else:
         chart = Chart.read(args.strategy)
         name = chart.name
-    counting = Counting.read(args.count) if args.count else None
-    charts = []
-    if args.indices:
-        from pontoon.count.indices import index_charts, read_indices
-
-        if counting is None:
-            raise InputError("--indices needs --count: the true count decides the plays")
-        charts = index_charts(chart, read_indices(args.indices))
+    charts = index_charts(chart, indices) if indices else []
     job = Job.build(
         rules,
         chart,
