@@ -32,6 +32,13 @@ def dask_client(address: str) -> Iterator[Any]:
         yield client
 
 
+def check_scheduler(address: str | None) -> None:
+    """Refuse an unreachable scheduler (exit 2, one line) before any long work starts."""
+    if address is not None:
+        with dask_client(address):
+            pass
+
+
 class TaskPool(Generic[T, R]):
     """``fn`` over ``tasks`` on the local workers (processes, forked on Linux) or a Dask
     cluster, started on entering, the tasks ``order`` says first (the slowest), so that the

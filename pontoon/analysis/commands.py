@@ -132,6 +132,10 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, not {workers}")
     if args.rounds < 0:
         raise InputError(f"--rounds must be 0 or more, not {args.rounds}")
+    if not args.no_effects:
+        from pontoon.cluster import check_scheduler
+
+        check_scheduler(args.scheduler)
     strategy = _strategy(args.strategy)
     report = analyze(
         rules, strategy, wager=args.wager, infinite=args.infinite, post_split=args.post_split

@@ -92,6 +92,9 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError(f"--workers must be at least 1, not {workers}")
     if args.wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {args.wager}")
+    from pontoon.cluster import check_scheduler
+
+    check_scheduler(args.scheduler)
     if args.count_command == "indices":
         return _indices(rules, args, workers)
     if args.count_command == "ramp":

@@ -54,6 +54,9 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         raise InputError("--bankroll needs --hands-per-session")
     if args.rounds < 1:
         raise InputError(f"--rounds must be at least 1, not {args.rounds}")
+    from pontoon.cluster import check_scheduler
+
+    check_scheduler(args.scheduler)
     counting = Counting.read(args.count) if args.count else None
     indices = []
     if args.indices:  # read before the chart is worked out: bad input fails at once
