@@ -172,11 +172,9 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
     if not args.output:
         sys.stdout.write(text)
         return 0
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+    from pontoon.output import write_text
+
+    write_text(args.output, text)
     return 0
 
 

@@ -190,7 +190,9 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     elif args.format == "csv":
         text = ix.to_csv()
         if args.output:
-            _write(args.output, text)
+            from pontoon.output import write_text
+
+            write_text(args.output, text)
         else:
             sys.stdout.write(text)
     else:
@@ -333,14 +335,6 @@ def _boxes_from(items: list[str]) -> tuple[tuple[int, int], ...]:
 
 def _up(dealer: str) -> int:
     return 1 if dealer == "A" else 10 if dealer == "T" else int(dealer)
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _counting(source: str) -> Counting:

@@ -34,6 +34,7 @@ import numpy as np
 from pontoon.analysis.composition import Floats
 from pontoon.count.eor import KEYS, Effects
 from pontoon.errors import InputError
+from pontoon.output import save_figure
 
 
 def slope(effects: Effects, tags: Mapping[str, float]) -> float:
@@ -121,9 +122,4 @@ def plot(rows: list[dict[str, Any]], title: str, path: str) -> None:
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=100)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path)

@@ -226,11 +226,6 @@ def plot(doc: dict[str, Any], path: str) -> None:
         ax.set_ylabel("sessions")
         ax.set_title(f"risk of ruin {s['risk_of_ruin'] * 100:.2f} %")
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=100)
-    except OSError as exc:
-        from pontoon.errors import InputError
+    from pontoon.output import save_figure
 
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
+    save_figure(fig, path)

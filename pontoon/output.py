@@ -1,0 +1,28 @@
+"""Writing a command's output file: text, or a matplotlib figure; a path that cannot be
+written is bad input (exit 2, one line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pontoon.errors import InputError
+
+
+def write_text(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def save_figure(fig: Any, path: str, dpi: int = 100) -> None:
+    """Save ``fig`` as ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(path, dpi=dpi)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
