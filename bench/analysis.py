@@ -138,8 +138,16 @@ def _pontoon() -> list[str]:
     return [str(Path(sys.executable).with_name("pontoon")), *PROCESS]
 
 
+def _bytecode(package: Path) -> None:
+    """Compile ``package``'s modules to bytecode first, as installing a package does (an
+    interpreter told not to write bytecode, as on some hosts, would otherwise compile every
+    module of ours in every run, and time that)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+
+
 def whole_process() -> tuple[float, float]:
     """``pontoon analyze`` (classic CDZ-) as a fresh process: seconds and peak MB."""
+    _bytecode(Path(__file__).resolve().parents[1] / "pontoon")
     seconds, _, mb, _ = _child(_pontoon())
     return round(seconds, 3), round(mb, 1)
 
@@ -151,6 +159,8 @@ def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
     runs: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     evs: dict[str, float] = {}
     loads = []
+    for tree in (Path(__file__).resolve().parents[1], *([Path(before)] if before else [])):
+        _bytecode(tree / "pontoon")
     with tempfile.TemporaryDirectory() as tmp:
         table = os.path.join(tmp, "table.txt")
         for _ in range(pairs):

@@ -113,3 +113,22 @@ def test_the_cache_gives_each_shoe_its_own_table_however_it_is_asked() -> None:
         got = cache.tables(batch)
         want = dealer_tables(True, counts - batch, infinite=False)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-14)  # (batches round apart)
+
+
+def test_released_tables_are_forgotten_and_worked_out_again_the_same() -> None:
+    """DealerCache.release: the tables worked out since a mark are let go (the cache is as
+    it was at the mark) and come back, equal, when asked for again."""
+    counts = np.array([24.0] * 9 + [96.0])
+    cache = DealerCache(counts, False, False)
+    kept = np.array([[1, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0, 2, 0, 0, 0, 0, 0, 0, 0, 0]])
+    first = cache.tables(kept).copy()
+    mark = cache.mark()
+    later = np.array([[0, 0, 3, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]])
+    again = cache.tables(later).copy()
+    assert len(cache) == 4
+    cache.release(mark)
+    assert len(cache) == 2
+    np.testing.assert_array_equal(cache.tables(kept), first)
+    assert len(cache) == 2  # the kept shoes were not worked out again
+    np.testing.assert_array_equal(cache.tables(later), again)
+    assert len(cache) == 4

@@ -24,6 +24,30 @@ def test_cdp_is_at_least_cdp1_at_least_cdz() -> None:
     assert ev["cdp"] - ev["cdz"] < 0.0001  # a small gain (Farmer: 0.001 % at one deck)
 
 
+@pytest.mark.parametrize("preset", ["classic-blackjack", "nz-pontoon"])
+def test_a_one_shot_analysis_and_any_chunk_of_the_walk_give_the_same_values(
+    preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk steps a group of hands in chunks, and a one-shot analysis lets each pair's
+    split-hand dealer tables go: neither changes a single bit of any value."""
+    from collections import OrderedDict
+
+    import pontoon.analysis.game as game
+    import pontoon.analysis.walk as walk
+
+    rules = load_rules(preset, {"decks": 1, "split_max_hands": 3})
+    monkeypatch.setattr(game, "_DEALER_CACHE", OrderedDict())  # no tables known yet
+    with monkeypatch.context() as m:
+        m.setattr(walk, "CHUNK", 7)
+        got = analyze(rules, "composition", one_shot=True)
+    kept = len(next(iter(game._DEALER_CACHE.values())))
+    monkeypatch.setattr(game, "_DEALER_CACHE", OrderedDict())
+    want = analyze(rules, "composition")
+    assert kept < len(next(iter(game._DEALER_CACHE.values())))  # the split hands' went
+    assert got.ev == want.ev
+    assert (got.outcome.ev_by_up == want.outcome.ev_by_up).all()
+
+
 def test_post_split_is_named_in_the_report(capsys: pytest.CaptureFixture[str]) -> None:
     sets = ["--set", "decks=1", "--set", "split_max_hands=2"]
     args = ["analyze", "--rules", "classic-blackjack", *sets, "--strategy", "composition"]

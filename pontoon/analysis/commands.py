@@ -102,6 +102,7 @@ def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:
         infinite=args.infinite,
         post_split=post_split,
         removed=removed,
+        one_shot=True,
     )
     if args.json:
         print(json.dumps(report.to_json()))

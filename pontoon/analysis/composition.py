@@ -187,19 +187,20 @@ class Compositions:
         gen(1, [], 0)
         index = {c: i for i, c in enumerate(comps)}
         matrix = np.array(comps, dtype=np.int64)
-        totals = [total_of(c) for c in comps]
-        child = np.full((len(comps), 10), -1, dtype=np.int64)
-        for i, c in enumerate(comps):
-            for x in range(10):
-                d = list(c)
-                d[x] += 1
-                child[i, x] = index.get(tuple(d), -1)
+        hard = matrix @ np.arange(1, 11)
+        soft = (matrix[:, 0] > 0) & (hard <= 11)  # as total_of counts
+        places = np.int64(1) << (5 * np.arange(10, dtype=np.int64))  # 21 cards at most
+        codes = matrix @ places
+        order = np.argsort(codes)
+        more = codes[:, None] + places  # a card more of each value
+        at = np.minimum(np.searchsorted(codes, more, sorter=order), len(codes) - 1)
+        child = np.where(codes[order[at]] == more, order[at], -1)
         return cls(
             comps,
             index,
             matrix,
-            np.array([t for t, _ in totals], dtype=np.int64),
-            np.array([s for _, s in totals], dtype=np.bool_),
+            np.where(soft, hard + 10, hard),
+            soft,
             matrix.sum(axis=1),
             child,
         )

@@ -302,9 +302,9 @@ class DealerCache:
             out: Floats = self._blocks[b][rows - self._starts[b]]
             return out
         out = np.empty((len(rows), 10, len(OUTCOMES)))
-        for b in np.unique(block):
-            sel = block == b
-            out[sel] = self._blocks[b][rows[sel] - self._starts[b]]
+        for j in np.flatnonzero(np.bincount(block)).tolist():  # (the blocks read, in order)
+            sel = block == j
+            out[sel] = self._blocks[j][rows[sel] - self._starts[j]]
         return out
 
     def fill(self, removed: Floats | Ints) -> Ints:
@@ -324,6 +324,22 @@ class DealerCache:
             self._append(fresh, dealer_tables(self.hits_soft_17, shoes, infinite=False))
             pos = np.searchsorted(self._codes, codes)
         return pos
+
+    def mark(self) -> int:
+        """A point to :meth:`release` back to: the tables worked out so far."""
+        return len(self._blocks)
+
+    def release(self, mark: int) -> None:
+        """Forget the tables worked out since ``mark`` (a pair's split hands, in a one-shot
+        analysis that reads them no more): their memory goes back."""
+        if mark >= len(self._blocks):
+            return
+        size = int(self._starts[mark])
+        kept = self._rows < size
+        self._codes, self._rows = self._codes[kept], self._rows[kept]
+        del self._blocks[mark:]
+        self._starts = self._starts[:mark]
+        self._size = size
 
     def _append(self, codes: Ints, tables: Floats) -> None:
         self._blocks.append(tables)

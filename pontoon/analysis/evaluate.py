@@ -87,10 +87,14 @@ def composition_scores(base: Values) -> Floats:
     return np.where(np.isfinite(base.act), base.act, -1e9)
 
 
-def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") -> Outcome:
+def evaluate(
+    game: Game, chart: Chart | None = None, post_split: str = "cdz", *, one_shot: bool = False
+) -> Outcome:
     """The expected value of ``chart`` (None: the composition-dependent optimum, played after
     splits as ``post_split`` says: ``cdz`` CDZ-, ``cdp1`` or ``cdp``; a chart is played as
-    written after splits too)."""
+    written after splits too). ``one_shot``: no other analysis of this shoe follows in this
+    process, so each pair's split-hand dealer tables are let go once the pair is valued
+    (the memory of the largest pair's instead of every pair's)."""
     rank_tens = game.rules.split_by == "rank"
     rescue = None
     if chart is None:
@@ -104,12 +108,15 @@ def evaluate(game: Game, chart: Chart | None = None, post_split: str = "cdz") ->
     splits = {}
     for pair in range(1, 11):
         if max_hands(game, pair) >= 2:
+            mark = game.dealer.mark()
             values = split_hand_values(game, pair, post, post_split, rescue)
             sv = split_value(game, pair, values)
             needed = split_considered(game, base, chart, pair, sv)
             sv = exact_split_value(game, pair, sv, needed)
             slim = {j: v.slim() for j, v in sv.values.items()}  # what replaying needs
             splits[pair] = SplitValue(sv.ev, sv.hands, slim, sv.exact)
+            if one_shot:
+                game.dealer.release(mark)
     return assemble(game, base, splits, chart)
 
 
@@ -120,14 +127,14 @@ def assemble(
     r = game.rules
     pay = game.pay
     hands, probs = two_card_hands(game)
-    rows = game.rows(Context())
+    naturals = game.naturals(Context())
     legal = game.legal(Context())
     q = same_rank_tens(game)
     actions = np.full((len(hands), 10, 5), np.nan)
     choice = np.full((len(hands), 10), -1, dtype=np.int64)
     ev_up = np.zeros(10)
     for k, (i, a, b) in enumerate(hands):
-        pn = rows.pn[i]
+        pn = naturals[i]
         norm = 1.0 - pn if game.peek else np.ones(10)
         natural = {a, b} == {1, 10}
         if natural:

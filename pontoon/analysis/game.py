@@ -37,14 +37,14 @@ from pontoon.analysis.composition import (
 from pontoon.analysis.dealer import BUST, NATURAL, DealerCache
 from pontoon.analysis.payoffs import MIXED, Payoffs, card
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
+from pontoon.analysis.values import DOUBLE, HIT, NEG, STAND, SURRENDER, Values, values_at
+from pontoon.analysis.walk import CHUNK, evaluate_many
 from pontoon.cards import Card
 from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
 from pontoon.vocab import Action
 
-STAND, HIT, DOUBLE, SURRENDER = range(4)
 ACTIONS: Final = (Action.STAND, Action.HIT, Action.DOUBLE, Action.SURRENDER)  # the columns
-NEG: Final = -np.inf
 UPS: Final = np.arange(1, 11)
 Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
 
@@ -113,92 +113,6 @@ class Rows:
     f: Floats  # (M, 10 up): 1 - pn in the peek game, else 1 (weight of a settlement now)
 
 
-@dataclass
-class Values:
-    """Every composition's action values (``act``, -inf when illegal), its value under the
-    policy (``node``), and the value of arriving at it by a hit (``arr1``; ``sarr1``: the
-    same for P(dealer pontoon and the hand stood)); ``rescued``: where a doubled hand ending
-    on that composition is rescued (12); ``by_suits``: a 6-7/6-8/7-8/7-7 hand plays best for
-    its suits (no policy was given)."""
-
-    act: Floats  # (M, 10, 4)
-    choice: np.ndarray  # (M, 10)
-    node: Floats
-    arr1: Floats
-    sarr1: Floats
-    premium: dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
-    rescued: np.ndarray  # (M, 10) bool
-    by_suits: bool = False
-
-    def slim(self) -> Values:
-        """These values as playing the hands forwards reads them: an unsplit hand's, all."""
-        return self
-
-
-FILL: Final = {"act": NEG, "rescued": False}  # out of play; every other array holds 0
-
-
-def _dense(rows: np.ndarray, every: np.ndarray, m: int, name: str) -> np.ndarray:
-    """A Values array over all ``m`` compositions from its ``rows`` in play (``every``)."""
-    out = np.full((m, *rows.shape[1:]), FILL.get(name, 0), dtype=rows.dtype)
-    out[every] = rows
-    return out
-
-
-class _LazyValues(Values):
-    """The :class:`Values` of a split hand, kept as the rows of the compositions in play
-    (those holding the pair card: a third of them on average). Each field becomes the
-    usual array over every composition when first read, and stays; :func:`values_at`
-    reads rows without that."""
-
-    def __init__(
-        self,
-        every: np.ndarray,
-        m: int,
-        compact: dict[str, np.ndarray],
-        premium: dict[int, tuple[Floats, Floats]],
-        by_suits: bool,
-    ) -> None:
-        self._every = every
-        self._m = m
-        self._compact = compact
-        self._inv = np.full(m, -1, dtype=np.int64)
-        self._inv[every] = np.arange(len(every))
-        self.premium = premium
-        self.by_suits = by_suits
-
-    def slim(self) -> _LazyValues:
-        """These values as playing the hands forwards reads them (:mod:`pontoon.analysis.reach`,
-        :mod:`pontoon.analysis.pairs`): the choices, the rescues (12), and the action values
-        only where the suits decide the play; the rest is dropped."""
-        keep = {
-            "choice": self._compact["choice"].astype(np.int8),
-            "rescued": self._compact["rescued"].copy(),
-        }
-        if self.premium and self.by_suits:
-            keep["act"] = self._compact["act"]
-        return _LazyValues(self._every, self._m, keep, self.premium, self.by_suits)
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        compact = self.__dict__.get("_compact")  # (not there while unpickling)
-        if compact is None or name not in compact:
-            raise AttributeError(name)
-        out = _dense(compact[name], self._every, self._m, name)
-        setattr(self, name, out)
-        return out
-
-
-def values_at(v: Values, name: str, idx: np.ndarray) -> np.ndarray:
-    """``getattr(v, name)[idx]``, without making a split hand's whole array."""
-    if isinstance(v, _LazyValues) and name not in v.__dict__:
-        at = v._inv[idx]
-        out: np.ndarray = v._compact[name][np.where(at < 0, 0, at)]
-        out[at < 0] = FILL.get(name, 0)
-        return out
-    rows: np.ndarray = getattr(v, name)[idx]
-    return rows
-
-
 class Game:
     """One rule set, one wager, one shoe: everything the hand-by-hand analysis needs."""
 
@@ -232,8 +146,9 @@ class Game:
         self.coef1 = self._stand_coef(1, self.win1)
         self.coef2 = self._stand_coef(2, self.win2)
         counts = self.shoe.probs() if infinite else self.shoe.counts
-        self._dealer = _dealer_cache(counts, infinite, rules.dealer_hits_soft_17)
+        self.dealer = _dealer_cache(counts, infinite, rules.dealer_hits_soft_17)
         self._rows: OrderedDict[Context, Rows] = OrderedDict()
+        self._naturals: dict[Context, Floats] = {}
         self._premiums: dict[Context, dict[int, list[list[tuple[float, float, float]]]]] = {}
         self._configs: dict[tuple[object, ...], list[Config]] = {}
         self._legal: dict[tuple[bool, bool], np.ndarray] = {}
@@ -263,24 +178,39 @@ class Game:
             mask &= c.containing(ctx.pair)
         return mask
 
-    def offer(self, removed: Ints, table: Floats) -> tuple[Floats, Floats, Floats, Floats]:
+    def offer(self, removed: Ints, table: Floats) -> tuple[Floats, Floats, Floats]:
         """What the shoe offers hands with ``removed`` cards out (rows of counts besides the
         dealer's first card) and the dealer's ``table`` of outcomes (:class:`Rows`): the next
         card's probabilities (k, 10 up, 10 card); P(dealer pontoon) and the weight of a
-        settlement now, f (k, 10 up); f once a card is drawn (k, 10 up, 10 card)."""
-        rem = np.clip(self.shoe.remaining(removed[:, None, :] + np.eye(10)), 0.0, None)
-        size = rem.sum(axis=-1, keepdims=True)
-        nxt = np.divide(rem, size, out=np.zeros_like(rem), where=size > 0)
+        settlement now, f (k, 10 up)."""
+        left = self.shoe.remaining(removed.astype(np.float64))  # (k, 10)
+        nxt = np.repeat(left[:, None, :], 10, axis=1)  # (k, 10 up, 10 card)
+        if not self.infinite:
+            nxt -= np.eye(10)  # the dealer's first card is out
+        np.clip(nxt, 0.0, None, out=nxt)
+        size = nxt.sum(axis=-1, keepdims=True)
+        if size.min() > 0:
+            nxt /= size
+        else:  # (a shoe too short to deal from: never in a real one)
+            nxt = np.divide(nxt, size, out=np.zeros_like(nxt), where=size > 0)
         pn = table[..., NATURAL]
         f = 1.0 - pn if self.peek else np.ones_like(pn)
-        f_after = np.broadcast_to(f[:, :, None], nxt.shape).copy()
-        if self.peek and not self.infinite:  # the drawn card is not the dealer's second
-            for u, nat in ((1, 10), (10, 1)):
-                sz = size[:, u - 1]
-                left = rem[:, u - 1, nat - 1][:, None] - (np.arange(1, 11) == nat)
-                pn_x = np.divide(left, sz - 1, out=np.zeros_like(left), where=sz > 1)
-                f_after[:, u - 1] = 1.0 - pn_x
-        return nxt, pn, f, f_after
+        return nxt, pn, f
+
+    def naturals_after_draw(self, removed: Ints) -> list[tuple[int, Floats]]:
+        """In the peek game with a finite shoe, a first ace's or ten's chance of a pontoon
+        once the hand has drawn each card (the drawn card is not the dealer's second): (first
+        card index, (k, 10 card) P(pontoon)) for those two; none otherwise, where the chance
+        stays :meth:`offer`'s."""
+        if not self.peek or self.infinite:
+            return []
+        out = []
+        for u, nat in ((1, 10), (10, 1)):
+            rem = np.clip(self.shoe.remaining(removed + np.eye(10)[u - 1]), 0.0, None)
+            sz = rem.sum(axis=-1, keepdims=True)
+            left = rem[:, nat - 1][:, None] - (np.arange(1, 11) == nat)
+            out.append((u - 1, np.divide(left, sz - 1, out=np.zeros_like(left), where=sz > 1)))
+        return out
 
     def shoe_after(self, removed: Floats) -> Floats:
         """(…, 10 up, 10 card) counts (or probabilities) left after ``removed`` (…, 10) and
@@ -300,15 +230,31 @@ class Game:
         idx = np.flatnonzero(mask)
         removed = c.matrix[idx] + np.array(ctx.offset())
         table = np.zeros((m, 10, 7))
-        table[idx] = self._dealer.tables(removed)
+        table[idx] = self.dealer.tables(removed)
         nxt, f = np.zeros((m, 10, 10)), np.ones((m, 10))
-        nxt[idx], _, f[idx], _ = self.offer(removed, table[idx])
+        for lo in range(0, len(idx), CHUNK):  # (a chunk at a time: fewer temporaries)
+            at = idx[lo : lo + CHUNK]
+            nxt[at], _, f[at] = self.offer(removed[lo : lo + CHUNK], table[at])
         rows = Rows(mask, nxt, table, table[..., NATURAL], f)
         self._rows[ctx] = rows
         split = [k for k in self._rows if k.pair is not None]
         for k in split[: max(len(split) - ROWS_KEPT, 0)]:  # the unsplit hand's stay
             del self._rows[k]
         return rows
+
+    def naturals(self, ctx: Context) -> Floats:
+        """(M, 10 up) P(dealer pontoon) for each composition of ``ctx`` (0 out of play):
+        :attr:`Rows.pn` without the rest of :meth:`rows`."""
+        if ctx in self._rows:
+            return self._rows[ctx].pn
+        if ctx not in self._naturals:
+            idx = np.flatnonzero(self.in_play(ctx))
+            pn = np.zeros((len(self.comps), 10))
+            pn[idx] = self.dealer.tables(self.comps.matrix[idx] + np.array(ctx.offset()))[
+                ..., NATURAL
+            ]
+            self._naturals[ctx] = pn
+        return self._naturals[ctx]
 
     # ------------------------------------------------------------------ legality
     def legal(self, ctx: Context) -> np.ndarray:
@@ -401,7 +347,7 @@ class Game:
         for i, hand, third in self.pattern_nodes(ctx):
             child = self.comps.child[i, third - 1]
             removed = self.comps.matrix[[i, child]] + offset
-            tables = self._dealer.tables(removed)
+            tables = self.dealer.tables(removed)
             nxt = self.offer(removed[:1], tables[:1])[0][0]
             w21 = self.win21_weight(tables[1])
             base1, base2 = self.win1[child], self.win2[child]
@@ -446,153 +392,21 @@ class Game:
         rescue: np.ndarray | None = None,
     ) -> list[Values]:
         """:meth:`evaluate` for several contexts in one walk (a pair's split hands with 1, 2,
-        ... other pair cards out): their hands in play are the rows of one set of arrays, so
-        each group of hands is one step for all of them."""
-        if chooser is not None and len(ctxs) != 1:
-            raise ValueError("a chooser optimises one context")
-        r = self.rules
-        c = self.comps
-        m = len(c)
-        ins = [np.flatnonzero(self.in_play(x)) for x in ctxs]
-        bounds = np.cumsum([0, *(len(i) for i in ins)])
-        comp = np.concatenate(ins)  # each row's composition
-        ctx_of = np.repeat(np.arange(len(ctxs)), np.diff(bounds))
-        at = np.full((len(ctxs), m), -1, dtype=np.int64)  # each composition's row
-        for q, idx in enumerate(ins):
-            at[q, idx] = np.arange(bounds[q], bounds[q + 1])
-        removed = c.matrix[comp] + np.array([x.offset() for x in ctxs])[ctx_of]
-        if not self.infinite:
-            self._dealer.fill(removed)  # every table the walk reads, in one go
-        legal = np.concatenate([self.legal(x)[idx] for x, idx in zip(ctxs, ins, strict=True)])
-        prem = [self.premiums(x) for x in ctxs]
-        avg_prem = [
-            {
-                i: (
-                    np.array([sum(p * h for p, h, _ in confs) for confs in per_up]),
-                    np.array([sum(p * d for p, _, d in confs) for confs in per_up]),
-                )
-                for i, per_up in pq.items()
-            }
-            for pq in prem
-        ]
-        node_rows = np.zeros(len(comp), dtype=bool)  # rows of pattern nodes
-        for q, pq in enumerate(prem):
-            rows = at[q, list(pq)]
-            node_rows[rows[rows >= 0]] = True  # (the hand calculator's may be out of play)
-        k = len(comp)
-        act = np.full((k, 10, 4), NEG)
-        choice = np.zeros((k, 10), dtype=np.int64)
-        node = np.zeros((k, 10))
-        arr1, sarr1 = np.zeros((k, 10)), np.zeros((k, 10))
-        arr2, sarr2 = np.zeros((k, 10)), np.zeros((k, 10))  # arriving by a double
-        rescued = np.zeros((k, 10), dtype=bool)
-        loss = self.pay.surrender_loss
-        by_group = np.argsort(c.group_of[comp], kind="stable")
-        ends = np.searchsorted(c.group_of[comp][by_group], np.arange(len(c.groups()) + 1))
-        for g, (_soft, t, _) in enumerate(c.groups()):
-            at_g = by_group[ends[g] : ends[g + 1]]  # this group's rows
-            if not at_g.size:
-                continue
-            idx = comp[at_g]
-            tab = self._dealer.tables(removed[at_g])
-            nxt, pn, f, fa = self.offer(removed[at_g], tab)
-            stand1 = np.einsum("kuo,ko->ku", tab, self.coef1[idx])
-            stand2 = np.einsum("kuo,ko->ku", tab, self.coef2[idx])
-            hit = np.full_like(stand1, NEG)
-            dbl = np.full_like(stand1, NEG)
-            shit = np.zeros_like(stand1)
-            sdbl = np.zeros_like(stand1)
-            if t < 21:
-                ch = c.child[idx]
-                bust = (ch < 0)[:, None, :]
-                safe = at[ctx_of[at_g][:, None], np.where(ch < 0, 0, ch)]  # a bust reads any
-                a1 = np.where(bust, -fa, arr1[safe].transpose(0, 2, 1))
-                a2 = np.where(bust, -2.0 * fa, arr2[safe].transpose(0, 2, 1))
-                hit = (nxt * a1).sum(axis=-1)
-                dbl = (nxt * a2).sum(axis=-1)
-                shit = (nxt * np.where(bust, 0.0, sarr1[safe].transpose(0, 2, 1))).sum(axis=-1)
-                sdbl = (nxt * np.where(bust, 0.0, sarr2[safe].transpose(0, 2, 1))).sum(axis=-1)
-            if self.peek:
-                surr = -loss * (1.0 - pn)
-            elif r.surrender == "void-on-pontoon":  # 9.4
-                surr = -pn - (1.0 - pn) * loss
-            else:
-                surr = np.full_like(pn, -loss)
-            vals = np.stack([stand1, hit, dbl, surr], axis=-1)
-            nodes = np.flatnonzero(node_rows[at_g])
-            for j in nodes:
-                avg = avg_prem[ctx_of[at_g[j]]][int(idx[j])]
-                vals[j, :, HIT] += avg[0]
-                vals[j, :, DOUBLE] += avg[1]
-            svals = np.stack([pn, shit, sdbl, np.zeros_like(pn)], axis=-1)
-            lg = legal[at_g]
-            key = vals if scores is None else scores[idx]
-            if chooser is not None:
-                key = chooser(_soft, t, idx, np.where(lg, vals, NEG))
-            pick = np.argmax(np.where(lg, key, NEG), axis=-1)
-            v = np.take_along_axis(vals, pick[..., None], axis=-1)[..., 0]
-            sv = np.take_along_axis(svals, pick[..., None], axis=-1)[..., 0]
-            if scores is None and chooser is None:
-                for j in nodes:
-                    q, i = ctx_of[at_g[j]], int(idx[j])
-                    v[j] = self._best_by_suits(vals[j], lg[j], avg_prem[q][i], prem[q][i])
-            act[at_g] = np.where(lg, vals, NEG)
-            choice[at_g] = pick
-            node[at_g] = v
-            if t == 21:
-                if r.player_21_wins:  # 9.2: paid at once
-                    arr1[at_g] = self.win1[idx][:, None] * f
-                    arr2[at_g] = self.win2[idx][:, None] * f
-                else:
-                    arr1[at_g], sarr1[at_g] = stand1, pn
-                    arr2[at_g], sarr2[at_g] = stand2, pn
-            else:
-                arr1[at_g], sarr1[at_g] = v, sv
-                arr2[at_g], sarr2[at_g] = stand2, pn
-                if r.double_rescue:  # 12: forfeit the original wager instead of standing
-                    forfeit = -f
-                    if rescue is None:
-                        better = forfeit > stand2
-                    else:
-                        better = np.broadcast_to(rescue[int(_soft), t][None, :], stand2.shape)
-                    arr2[at_g] = np.where(better, forfeit, stand2)
-                    sarr2[at_g] = np.where(better, 0.0, pn)
-                    rescued[at_g] = better
-        by_suits = scores is None and chooser is None
-        arrays = dict(
-            act=act,
-            choice=choice,
-            node=node,
-            arr1=arr1,
-            sarr1=sarr1,
-            rescued=rescued,
-        )
-        out: list[Values] = []
-        for q, (x, idx) in enumerate(zip(ctxs, ins, strict=True)):
-            part = {name: a[bounds[q] : bounds[q + 1]] for name, a in arrays.items()}
-            if x.pair is None:  # the unsplit hand's: read everywhere
-                dense = {name: _dense(a, idx, m, name) for name, a in part.items()}
-                out.append(Values(**dense, premium=avg_prem[q], by_suits=by_suits))
-            else:
-                out.append(_LazyValues(idx, m, part, avg_prem[q], by_suits))
-        return out
+        ... other pair cards out): :func:`pontoon.analysis.walk.evaluate_many`."""
+        return evaluate_many(self, ctxs, scores, chooser, rescue)
 
-    @staticmethod
-    def _best_by_suits(
-        vals: Floats,
-        legal: np.ndarray,
-        avg: tuple[Floats, Floats],
-        per_up: list[list[tuple[float, float, float]]],
-    ) -> Floats:
-        """The value of a pattern node played best for its suits (10 up,)."""
-        out = np.zeros(10)
-        for u in range(10):
-            base = vals[u].copy()
-            base[HIT] -= avg[0][u]
-            base[DOUBLE] -= avg[1][u]
-            total = 0.0
-            for p, h, d in per_up[u]:
-                cand = base + np.array([0.0, h, d, 0.0])
-                total += p * float(np.max(np.where(legal[u], cand, NEG)))
-            out[u] = total
-        return out
+
+__all__ = [
+    "ACTIONS",
+    "DOUBLE",
+    "HIT",
+    "NEG",
+    "STAND",
+    "SURRENDER",
+    "Chooser",
+    "Context",
+    "Game",
+    "Rows",
+    "Values",
+    "values_at",
+]

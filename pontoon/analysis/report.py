@@ -116,10 +116,13 @@ def analyze(
     post_split: str = "cdz",
     removed: Sequence[Removal] = (),
     shoe: ShoeModel | None = None,
+    one_shot: bool = False,
 ) -> Report:
     """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart);
     ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands;
-    ``removed``: cards out of the shoe before the round (any shoe: a counter's question)."""
+    ``removed``: cards out of the shoe before the round (any shoe: a counter's question);
+    ``one_shot``: nothing else analyses this shoe in this process (the command), so memory
+    the dealer's tables would keep for the next analysis goes back (:func:`evaluate`)."""
     if wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {wager}")
     if post_split not in POST_SPLIT:
@@ -130,7 +133,7 @@ def analyze(
         chart, name = _strategy(game, strategy)
         if chart is not None:
             post_split = "cdz"
-        outcome = evaluate(game, chart, post_split)
+        outcome = evaluate(game, chart, post_split, one_shot=one_shot)
     seconds = time.perf_counter() - start
     return Report(
         rules,
@@ -174,7 +177,7 @@ def decision_table(game: Game, outcome: Outcome) -> list[dict[str, Any]]:
             total, soft = total_of(comp_of([a, b]))
             row = total_row(total, soft)
         groups.setdefault(row, []).append(k)
-    rows = game.rows(Context())
+    naturals = game.naturals(Context())
     out: list[dict[str, Any]] = []
     order = sorted(groups, key=_row_order)
     for row in order:
@@ -182,7 +185,7 @@ def decision_table(game: Game, outcome: Outcome) -> list[dict[str, Any]]:
         for u in range(10):
             w = np.array([outcome.deal_prob[k, u] for k in ks])
             if game.peek:
-                w = w * np.array([1.0 - rows.pn[outcome.hands[k][0], u] for k in ks])
+                w = w * np.array([1.0 - naturals[outcome.hands[k][0], u] for k in ks])
             if w.sum() <= 0:
                 continue
             w = w / w.sum()

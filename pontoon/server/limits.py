@@ -13,12 +13,14 @@ the time a connection has to send its request's head.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def head_timeout(base: type[asyncio.Protocol], seconds: float) -> type[asyncio.P
     client trickling a header a byte at a time holds a connection open for ever (uvicorn's
     keep-alive timer stops at the first byte). A connection upgraded to a WebSocket has
     another protocol, and the timer leaves it alone."""
+    import asyncio  # (here: the command line reads this module's limits, not the server)
 
     class Guarded(base):  # type: ignore[misc,valid-type]
         _head: asyncio.TimerHandle | None = None  # the timer of the head awaited
