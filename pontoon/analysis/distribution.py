@@ -37,7 +37,7 @@ from pontoon.analysis.game import NEG, SURRENDER, Context, Game
 from pontoon.analysis.pairs import enumerated, two_hands
 from pontoon.analysis.reach import Forward
 from pontoon.analysis.report import Report
-from pontoon.analysis.sparse import EMPTY, Dist
+from pontoon.analysis.sparse import EMPTY, Dist, Lattice
 from pontoon.analysis.split import (
     CAP_13_7,
     SplitValue,
@@ -406,16 +406,19 @@ def _box(
     mass = (qx if x else qn).sum()
     if mass <= 0:
         return EMPTY
-    hands = [qn / qn.sum()] * n + [qx / qx.sum()] * x
+    unit = int(np.gcd.reduce(np.append(cents, w)))  # every net and the wager: whole units
     if not cap:
-        out = Dist.point(0)
-        for h in hands:
-            out = out.convolve(_dist(cents, h))
-        return out.scaled(mass)
-    none, some = Dist.point(0), EMPTY  # no hand stood yet / some hand stood (its loss aside)
-    for h in hands:
-        played = _dist(cents, np.where(stood, 0.0, h))
+        out = Lattice.point(unit)
+        for q, times in ((qn, n), (qx, x)):
+            if times:
+                one = Lattice.of(unit, cents, q / q.sum())
+                for _ in range(times):
+                    out = out.convolve(one)
+        return out.scaled(mass).dist()
+    none, some = Lattice.point(unit), Lattice.point(unit, 0.0)  # no hand stood yet / some did
+    for h in [qn / qn.sum()] * n + [qx / qx.sum()] * x:
+        played = Lattice.of(unit, cents, np.where(stood, 0.0, h))
         s = float(h[stood].sum())
-        some = some.convolve(played + Dist.point(0, s)) + none.scaled(s)
+        some = some.convolve(played + Lattice.point(unit, s)) + none.scaled(s)
         none = none.convolve(played)
-    return (none + some.shift(-w)).scaled(mass)
+    return (none + some.shift(-w)).scaled(mass).dist()

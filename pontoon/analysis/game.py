@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,8 +37,17 @@ from pontoon.analysis.composition import (
 from pontoon.analysis.dealer import BUST, NATURAL, DealerCache
 from pontoon.analysis.payoffs import MIXED, Payoffs, card
 from pontoon.analysis.suits import PATTERN_RANKS, Config, completing, pattern_configs
-from pontoon.analysis.values import DOUBLE, HIT, NEG, STAND, SURRENDER, Values, values_at
-from pontoon.analysis.walk import CHUNK, evaluate_many
+from pontoon.analysis.values import (
+    DOUBLE,
+    HIT,
+    NEG,
+    STAND,
+    SURRENDER,
+    Context,
+    Values,
+    values_at,
+)
+from pontoon.analysis.walk import CHUNK, Chooser, evaluate_many
 from pontoon.cards import Card
 from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
@@ -46,7 +55,6 @@ from pontoon.vocab import Action
 
 ACTIONS: Final = (Action.STAND, Action.HIT, Action.DOUBLE, Action.SURRENDER)  # the columns
 UPS: Final = np.arange(1, 11)
-Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]
 
 
 ROWS_KEPT: Final = 2  # split-hand contexts whose Rows stay cached (about 7 MB each)
@@ -84,22 +92,6 @@ def _cards_of(c: Comp) -> list[Card]:
                 _CARDS[key] = card(*key)
             out += [_CARDS[key]] * n
     return out
-
-
-@dataclass(frozen=True)
-class Context:
-    """An unsplit hand (``pair`` None) or a split hand of ``pair`` with ``extra`` other cards
-    of that value out of the shoe."""
-
-    pair: int | None = None
-    extra: int = 0
-
-    def offset(self) -> tuple[int, ...]:
-        """The cards out of the shoe besides the hand's own, by value."""
-        v = [0] * 10
-        if self.pair is not None:
-            v[self.pair - 1] = self.extra
-        return tuple(v)
 
 
 @dataclass

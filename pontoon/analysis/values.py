@@ -16,6 +16,22 @@ STAND, HIT, DOUBLE, SURRENDER = range(4)  # the action columns
 NEG: Final = -np.inf
 
 
+@dataclass(frozen=True)
+class Context:
+    """An unsplit hand (``pair`` None) or a split hand of ``pair`` with ``extra`` other cards
+    of that value out of the shoe."""
+
+    pair: int | None = None
+    extra: int = 0
+
+    def offset(self) -> tuple[int, ...]:
+        """The cards out of the shoe besides the hand's own, by value."""
+        v = [0] * 10
+        if self.pair is not None:
+            v[self.pair - 1] = self.extra
+        return tuple(v)
+
+
 @dataclass
 class Values:
     """Every composition's action values (``act``, -inf when illegal), its value under the

@@ -7,25 +7,49 @@ its whole group at once."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable
+from typing import Final, Protocol
 
 import numpy as np
 
-from pontoon.analysis.composition import Floats
-from pontoon.analysis.values import DOUBLE, HIT, NEG, LazyValues, Values, dense
+from pontoon.analysis.composition import Compositions, Floats, Ints
+from pontoon.analysis.dealer import DealerCache
+from pontoon.analysis.payoffs import Payoffs
+from pontoon.analysis.values import DOUBLE, HIT, NEG, Context, LazyValues, Values, dense
+from pontoon.rules import RuleSet
 
-if TYPE_CHECKING:
-    from pontoon.analysis.game import Chooser, Context, Game
+Premiums = dict[int, list[list[tuple[float, float, float]]]]  # Game.premiums
+Average = dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
+Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]  # (soft, total, hands, values)
+
+
+class Walked(Protocol):
+    """What the walk reads of a game (:class:`pontoon.analysis.game.Game`)."""
+
+    rules: RuleSet
+    pay: Payoffs
+    comps: Compositions
+    dealer: DealerCache
+    peek: bool
+    infinite: bool
+    coef1: Floats  # (M, 7): what standing wins against each dealer outcome
+    coef2: Floats  # the same, doubled
+    win1: Floats  # (M,): a 21's odds
+    win2: Floats
+
+    def in_play(self, ctx: Context) -> np.ndarray: ...
+    def legal(self, ctx: Context) -> np.ndarray: ...
+    def premiums(self, ctx: Context) -> Premiums: ...
+    def offer(self, removed: Ints, table: Floats) -> tuple[Floats, Floats, Floats]: ...
+    def naturals_after_draw(self, removed: Ints) -> list[tuple[int, Floats]]: ...
+
 
 ARR1, ARR2, SARR1, SARR2 = range(4)  # the channels of _Walk.arrive
 CHUNK: Final = 256  # rows stepped at once: a step's temporaries stay near 3 MB
 
-Premiums = dict[int, list[list[tuple[float, float, float]]]]  # Game.premiums
-Average = dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
-
 
 def evaluate_many(
-    game: Game,
+    game: Walked,
     ctxs: list[Context],
     scores: Floats | None,
     chooser: Chooser | None,
@@ -50,7 +74,7 @@ class _Walk:
 
     def __init__(
         self,
-        game: Game,
+        game: Walked,
         ctxs: list[Context],
         scores: Floats | None,
         chooser: Chooser | None,
