@@ -11,7 +11,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis,server,sim]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis,server,sim,env]'
 	touch $(STAMP)
 
 run: $(STAMP)

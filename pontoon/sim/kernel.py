@@ -123,7 +123,7 @@ AHEAD = 8  # places shuffled at a time beyond the cutting card
 
 
 @njit(cache=True)
-def _shuffle(shoe, start, end, ncards, rs):
+def shuffle_places(shoe, start, end, ncards, rs):
     """Fisher-Yates from the front, places ``start`` to ``end`` (at most ``ncards``) of the
     shoe, on the stream whose state is ``rs``: each place takes a card drawn uniformly from
     those not yet placed (Lemire's method). Returns (the end, the stream's state)."""
@@ -482,7 +482,9 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                     rs = stream_state(key, nshuf)
                     nshuf += 1
                     cats[K_SHUFFLE_16_7] += 1
-                fy, rs = _shuffle(shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs)
+                fy, rs = shuffle_places(
+                    shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
+                )
             return shoe[pos], pos + 1, fy, ncards, bcut, cutr, nshuf, rs, seen, rc
 
         # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
@@ -515,7 +517,7 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
                 nshuf += 1
                 cats[K_SHUFFLE] += 1
                 # every card in front of the cutting card will be dealt: shuffle them now
-                fy, rs = _shuffle(shoe, 0, ncards - bcut, ncards, rs)
+                fy, rs = shuffle_places(shoe, 0, ncards - bcut, ncards, rs)
                 if burn:  # 8.1: the burn card (a round's cards follow it: no check needed)
                     pos = 1
                 seen = pos

@@ -1,0 +1,226 @@
+# mypy: ignore-errors
+"""The environment's compiled dealer: the shoe, the cards, the dealer's hand and the
+settlement of a table whose state is one row of ``W`` (:mod:`pontoon.env.layout`).
+
+Each step is :class:`pontoon.round.Round`'s (the dealer steps of :mod:`pontoon.dealer`) on
+the flat state, with the rules read from the parameter array ``PP`` that
+:class:`pontoon.env.spec.TableSpec` compiles from the rule set: no rule is written here, only
+how the round applies them. The shoe is :class:`pontoon.shoe.Shoe`'s and its shuffles are
+the simulator's (:class:`pontoon.sim.rng.KernelShuffler` deals the same cards): shuffle,
+cutting card, burn card (8.1), reshuffle before a round after the cutting card came out (8.7)
+or when it is next (8.8), the discard rack reshuffled when the shoe runs out (16.7).
+``tests/test_env_engine.py`` plays the same shoes through these steps and the round engine.
+
+numba caches each function (``cache=True``) checking only its own file for changes, and the
+entry points (:mod:`pontoon.env.run`) carry the helpers they call compiled in: after editing
+this file, ``settle.py``, ``steps.py`` or ``layout.py``, delete ``pontoon/env/__pycache__``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from pontoon.env import layout as L
+from pontoon.sim import compiled as C
+from pontoon.sim.kernel import shuffle_places, stream_state
+
+U64 = np.uint64
+
+
+@njit(cache=True)
+def shuffle_shoe(W, i, PP, n):
+    """Fisher-Yates over the shoe's ``n`` cards on the stream of this shuffle, as the
+    simulator shuffles (:func:`pontoon.sim.kernel.shuffle_places`: Lemire's unbiased draws)."""
+    osh = PP[L.E_OSH]
+    rs = stream_state(U64(W[i, L.KEY]), W[i, L.NSHUF])
+    W[i, L.NSHUF] += 1
+    shuffle_places(W[i, osh : osh + n], 0, n, n, rs)
+
+
+@njit(cache=True, inline="always")
+def value(c):
+    return min(c % 13 + 1, 10)
+
+
+@njit(cache=True, inline="always")
+def best(hard, ace):
+    return hard + 10 if ace and hard <= 11 else hard
+
+
+@njit(cache=True, inline="always")
+def note(W, i, PP, x):
+    """Add an entry to the round's log (when the table keeps one)."""
+    n = W[i, L.LOGN]
+    if n < PP[L.E_LOGMAX]:
+        W[i, PP[L.E_OLOG] + n] = x
+        W[i, L.LOGN] = n + 1
+
+
+@njit(cache=True, inline="always")
+def _clear_counts(W, i, PP):
+    o = PP[L.E_OCNT]
+    for v in range(L.NVAL):
+        W[i, o + v] = 0
+
+
+@njit(cache=True, inline="always")
+def start_round(W, i, PP):
+    """Shoe.start_round, then the betting (8.2): a new log, a shuffle when due."""
+    W[i, L.LOGN] = 0
+    n = W[i, L.NCARDS]
+    left = n - W[i, L.POS]
+    bcut = W[i, L.BCUT]
+    if W[i, L.NSHUF] == 0 or W[i, L.CUTR] or left <= bcut:
+        if W[i, L.NSHUF] == 0:
+            note(W, i, PP, L.LOG_SHUFFLE[0])  # 7
+        elif W[i, L.CUTR] or left < bcut:
+            note(W, i, PP, L.LOG_SHUFFLE[1])  # 8.7
+        else:
+            note(W, i, PP, L.LOG_SHUFFLE[2])  # 8.8
+        ntmpl = PP[L.E_NTMPL]
+        otmpl = PP[L.E_OTMPL]
+        osh = PP[L.E_OSH]
+        for k in range(ntmpl):
+            W[i, osh + k] = PP[otmpl + k]
+        W[i, L.NCARDS] = ntmpl
+        W[i, L.POS] = 0
+        W[i, L.BCUT] = PP[C.BEHIND_CUT]
+        W[i, L.CUTR] = 0
+        shuffle_shoe(W, i, PP, ntmpl)
+        _clear_counts(W, i, PP)
+        if PP[C.BURN]:  # 8.1
+            note(W, i, PP, L.LOG_BURN - W[i, osh])
+            W[i, L.POS] = 1
+    W[i, L.PH] = L.BET
+
+
+@njit(cache=True)
+def _refill(W, i, PP):
+    """16.7: the shoe ran out mid-round; every card not on the layout (the discard rack)
+    is put in canonical order and shuffled."""
+    cnt = np.zeros(52, np.int64)
+    otmpl = PP[L.E_OTMPL]
+    for k in range(PP[L.E_NTMPL]):
+        cnt[PP[otmpl + k]] += 1
+    maxh = PP[L.E_MAXH]
+    ohc = PP[L.E_OHC]
+    for b in range(PP[L.E_BOXES]):
+        for k in range(W[i, PP[L.E_OBX] + b * L.NBF + L.NH]):
+            s = W[i, PP[L.E_OORD] + b * maxh + k]
+            o = L.NT + s * L.NHF
+            if not W[i, o + L.DISC]:
+                for j in range(W[i, o + L.HN]):
+                    cnt[W[i, ohc + s * L.MAXC + j]] -= 1
+    for j in range(W[i, L.DN]):
+        cnt[W[i, PP[L.E_ODC] + j]] -= 1
+    if W[i, L.HOLE] >= 0:
+        cnt[W[i, L.HOLE]] -= 1
+    osh = PP[L.E_OSH]
+    n = 0
+    for code in range(52):
+        for _ in range(cnt[code]):
+            W[i, osh + n] = code
+            n += 1
+    if n == 0:
+        raise ValueError("16.7: every card is on the layout")
+    W[i, L.NCARDS] = n
+    W[i, L.POS] = 0
+    W[i, L.CUTR] = W[i, L.CUTR] or W[i, L.BCUT] >= 1
+    W[i, L.BCUT] = 0
+    note(W, i, PP, L.LOG_SHUFFLE[3])
+    shuffle_shoe(W, i, PP, n)
+    _clear_counts(W, i, PP)
+
+
+@njit(cache=True, inline="always")
+def draw(W, i, PP, seen):
+    """Shoe.draw: the next card (counted among the cards seen unless face down)."""
+    if W[i, L.POS] == W[i, L.NCARDS]:
+        _refill(W, i, PP)
+    pos = W[i, L.POS]
+    c = W[i, PP[L.E_OSH] + pos]
+    W[i, L.POS] = pos + 1
+    if PP[L.E_LOGMAX]:
+        note(W, i, PP, c)
+    if seen:
+        W[i, PP[L.E_OCNT] + value(c) - 1] += 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def put(W, i, PP, s, c):
+    """A card to hand slot ``s``."""
+    o = L.NT + s * L.NHF
+    n = W[i, o + L.HN]
+    W[i, PP[L.E_OHC] + s * L.MAXC + n] = c
+    W[i, o + L.HN] = n + 1
+    v = value(c)
+    W[i, o + L.HARD] += v
+    if v == 1:
+        W[i, o + L.ACE] = 1
+
+
+@njit(cache=True, inline="always")
+def to_dealer(W, i, PP, c):
+    W[i, PP[L.E_ODC] + W[i, L.DN]] = c
+    W[i, L.DN] += 1
+    v = value(c)
+    W[i, L.DH] += v
+    if v == 1:
+        W[i, L.DA] = 1
+
+
+@njit(cache=True, inline="always")
+def reveal(W, i, PP):
+    """8.5: the hole card turned over (and seen)."""
+    c = W[i, L.HOLE]
+    if c >= 0:
+        W[i, L.HOLE] = -1
+        to_dealer(W, i, PP, c)
+        W[i, PP[L.E_OCNT] + value(c) - 1] += 1
+
+
+@njit(cache=True, inline="always")
+def won(amount, num, den):
+    """settlement.winnings: rounded down to the minor unit."""
+    return amount * num // den
+
+
+@njit(cache=True, inline="always")
+def odds21(W, i, PP, s):
+    """settlement.win_odds of a 21 that is no pontoon on slot ``s`` (odds_tables)."""
+    o = L.NT + s * L.NHF
+    n = W[i, o + L.HN]
+    d = 1 if W[i, o + L.DBL] > 0 else 0
+    if n == 3:
+        oc = PP[L.E_OHC] + s * L.MAXC
+        c0, c1, c2 = W[i, oc], W[i, oc + 1], W[i, oc + 2]
+        r0, r1, r2 = c0 % 13 + 1, c1 % 13 + 1, c2 % 13 + 1
+        lo, hi = min(r0, r1, r2), max(r0, r1, r2)
+        mid = r0 + r1 + r2 - lo - hi
+        sp = 0
+        if c0 // 13 == c1 // 13 and c0 // 13 == c2 // 13:
+            sp = 2 if c0 // 13 == 0 else 1
+        k = PP[L.E_ODDS3] + ((((d * 14 + lo) * 14 + mid) * 14 + hi) * 3 + sp) * 2
+    else:
+        k = PP[L.E_ODDSN] + (d * (L.MAXC + 1) + min(n, L.MAXC)) * 2
+    return PP[k], PP[k + 1]
+
+
+@njit(cache=True, inline="always")
+def settle_insurance(W, i, PP, natural):
+    for b in range(PP[L.E_BOXES]):
+        amt = W[i, PP[L.E_OBX] + b * L.NBF + L.INSA]
+        if amt > 0:
+            if natural:
+                W[i, L.NET] += won(amt, PP[L.E_INS_PAYS_NUM], PP[L.E_INS_PAYS_DEN])
+            else:
+                W[i, L.NET] -= amt
+
+
+@njit(cache=True, inline="always")
+def finish(W, i, PP):
+    """8.6: the round is over (the hole card, if still down, is shown)."""
+    reveal(W, i, PP)
+    W[i, L.PH] = L.OVER

@@ -1,0 +1,255 @@
+# mypy: ignore-errors
+"""The environment's compiled steps: the deal, insurance, the seated player's decisions,
+what is legal now (the action mask) and what the player sees (the observation), for one
+table (the single env) or many stepped together (the vector env).
+
+An action that is not legal now changes nothing and is answered with status 1: the mask and
+the check are one function (:func:`action_bits`), built from the table of
+:func:`pontoon.legality.refusal` that :func:`pontoon.env.spec.hand_masks` compiles. What the
+player sees and the entry points from Python are in :mod:`pontoon.env.run`.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from pontoon.env import layout as L
+from pontoon.env.kernel import best, draw, put, to_dealer, value, won
+from pontoon.env.settle import (
+    card_reached,
+    dealer_turn,
+    hands_on,
+    interim,
+    peek,
+    settle_hand,
+    slot,
+)
+from pontoon.sim import compiled as C
+
+
+@njit(cache=True, inline="always")
+def hand_bits(W, i, PP, b, s):
+    """What legality allows hand slot ``s`` of box ``b`` (bits in HAND_ACTIONS order): the
+    table of :func:`pontoon.env.spec.hand_masks`, a byte per hand's facts."""
+    o = L.NT + s * L.NHF
+    n = W[i, o + L.HN]
+    two = 1 if n == 2 else 0
+    t = min(best(W[i, o + L.HARD], W[i, o + L.ACE]), 21)
+    pair = 0
+    if two:
+        oc = PP[L.E_OHC] + s * L.MAXC
+        c0, c1 = W[i, oc], W[i, oc + 1]
+        same = value(c0) == value(c1) if PP[C.SPLIT_BY_VALUE] else c0 % 13 == c1 % 13
+        pair = 1 if same else 0
+    ctx = (two * 2 + W[i, o + L.FSP]) * 2 + W[i, o + L.SAC]
+    ctx = (ctx * 2 + (W[i, o + L.DBL] > 0)) * 2 + W[i, o + L.ACTED]
+    ctx = ctx * PP[L.E_MAXH] + hands_on(W, i, PP, b) - 1
+    up = value(W[i, PP[L.E_ODC]])
+    k = ((ctx * 2 + pair) * 22 + t) * 10 + up - 1  # packed eight to a word (pack_bytes)
+    return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255
+
+
+@njit(cache=True, inline="always")
+def split_ok(W, i, PP, b, s):
+    return (hand_bits(W, i, PP, b, s) >> L.SPLIT) & 1 == 1
+
+
+@njit(cache=True, inline="always")
+def action_bits(W, i, PP):
+    """The legal actions now, as bits of the action numbers."""
+    ph = W[i, L.PH]
+    if ph == L.BET:
+        nb = PP[L.E_NBETS]
+        return ((1 << nb) - 1) << (PP[L.E_NA] - nb)
+    if ph == L.INS:
+        return (1 << L.INSURE) | (1 << L.NO_INSURANCE)
+    if ph != L.DECIDE:
+        return 0
+    b = W[i, L.TURN]
+    s = slot(W, i, PP, b, W[i, L.HI])
+    bits = hand_bits(W, i, PP, b, s)
+    if (bits >> L.DOUBLE) & 1:
+        amt = W[i, L.NT + s * L.NHF + L.AMT]
+        odbl = PP[L.E_ODBL]
+        for k in range(1, PP[L.E_NDBL]):
+            if won(amt, PP[odbl + 2 * k], PP[odbl + 2 * k + 1]) >= 1:
+                bits |= 1 << (L.NFIXED + k - 1)
+    return bits
+
+
+@njit(cache=True, inline="always")
+def _insurable(W, i, PP, b):
+    """10: the most the box's player may insure (a part of the wager), 0 once it is
+    settled."""
+    s = slot(W, i, PP, b, 0)
+    if W[i, L.NT + s * L.NHF + L.ST] == L.SETTLED:
+        return 0
+    return won(W[i, L.STAKE], PP[L.E_INS_MAX_NUM], PP[L.E_INS_MAX_DEN])
+
+
+@njit(cache=True, inline="always")
+def ask_insurance(W, i, PP, first):
+    """The next box from ``first`` whose player may insure: its turn (True), or none."""
+    for b in range(first, PP[L.E_BOXES]):
+        if _insurable(W, i, PP, b) >= 1:
+            W[i, L.PH] = L.INS
+            W[i, L.IB] = b
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def advance(W, i, PP):
+    """Run the automatic steps until a decision is awaited or the round is over."""
+    boxes = PP[L.E_BOXES]
+    while W[i, L.TURN] < boxes:
+        b = W[i, L.TURN]
+        while W[i, L.HI] < hands_on(W, i, PP, b):
+            s = slot(W, i, PP, b, W[i, L.HI])
+            o = L.NT + s * L.NHF
+            if W[i, o + L.HN] == 1 and W[i, o + L.ST] == L.OPEN:  # 13.5: the second card
+                put(W, i, PP, s, draw(W, i, PP, True))
+                card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+            if W[i, o + L.ST] == L.OPEN:
+                return
+            W[i, L.HI] += 1
+        W[i, L.TURN] += 1
+        W[i, L.HI] = 0
+    dealer_turn(W, i, PP)
+
+
+@njit(cache=True, inline="always")
+def deal(W, i, PP, stake):
+    """8.2: a card to each box, one to the dealer, a second to each box; 8.5 the hole card;
+    then insurance (10), the peek, interim settlement (9.1) and the first decision."""
+    maxh = PP[L.E_MAXH]
+    boxes = PP[L.E_BOXES]
+    W[i, L.STAKE] = stake
+    W[i, L.NET] = 0
+    W[i, L.DN] = 0
+    W[i, L.DH] = 0
+    W[i, L.DA] = 0
+    W[i, L.HOLE] = -1
+    W[i, L.INSURED] = 0
+    W[i, L.TURN] = 0
+    W[i, L.HI] = 0
+    for b in range(boxes):
+        W[i, PP[L.E_OBX] + b * L.NBF + L.NH] = 1
+        W[i, PP[L.E_OBX] + b * L.NBF + L.INSA] = 0
+        W[i, PP[L.E_OORD] + b * maxh] = b * maxh
+        o = L.NT + b * maxh * L.NHF
+        for f in range(L.NHF):
+            W[i, o + f] = 0
+        W[i, o + L.AMT] = stake
+    for b in range(boxes):
+        put(W, i, PP, b * maxh, draw(W, i, PP, True))
+    to_dealer(W, i, PP, draw(W, i, PP, True))
+    for b in range(boxes):
+        put(W, i, PP, b * maxh, draw(W, i, PP, True))
+    if PP[C.PEEK]:
+        W[i, L.HOLE] = draw(W, i, PP, False)
+    W[i, L.PH] = L.DECIDE
+    offered = PP[L.E_INS] and value(W[i, PP[L.E_ODC]]) == 1
+    if PP[C.PEEK]:
+        if offered and ask_insurance(W, i, PP, 0):
+            return
+        peek(W, i, PP)
+        if W[i, L.PH] == L.OVER:
+            return
+    interim(W, i, PP)
+    advance(W, i, PP)
+    if not PP[C.PEEK] and offered and W[i, L.PH] == L.DECIDE:
+        ask_insurance(W, i, PP, 0)
+
+
+@njit(cache=True, inline="always")
+def act(W, i, PP, a):
+    """Make action ``a``: 0, or 1 (and nothing changed) when it is not legal now: not in
+    the bits :func:`action_bits` gave when the table was last observed (every entry point
+    observes after each change, :mod:`pontoon.env.run`)."""
+    if a < 0 or a >= PP[L.E_NA] or not (W[i, L.LEGAL] >> a) & 1:  # as observed
+        return 1
+    ph = W[i, L.PH]
+    if ph == L.BET:
+        deal(W, i, PP, PP[PP[L.E_OBETS] + a - (PP[L.E_NA] - PP[L.E_NBETS])])
+        return 0
+    if ph == L.INS:
+        b = W[i, L.IB]
+        if a == L.INSURE:
+            W[i, PP[L.E_OBX] + b * L.NBF + L.INSA] = _insurable(W, i, PP, b)
+            W[i, L.INSURED] = 1
+        if not ask_insurance(W, i, PP, b + 1):
+            W[i, L.PH] = L.DECIDE
+            if PP[C.PEEK]:  # the peek, then the play
+                peek(W, i, PP)
+                if W[i, L.PH] != L.OVER:
+                    interim(W, i, PP)
+                    advance(W, i, PP)
+        return 0
+    b = W[i, L.TURN]
+    s = slot(W, i, PP, b, W[i, L.HI])
+    o = L.NT + s * L.NHF
+    W[i, o + L.ACTED] = 1
+    if a == L.HIT:
+        put(W, i, PP, s, draw(W, i, PP, True))
+        card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+    elif a == L.STAND:
+        W[i, o + L.ST] = L.STOOD
+    elif a == L.SPLIT:
+        _split(W, i, PP, b, s)
+    elif a == L.SURRENDER:
+        if PP[C.SURRENDER] == 1 or PP[C.PEEK]:  # settled at once; else 9.4: waits
+            amt = W[i, o + L.AMT]
+            W[i, L.NET] -= amt - won(amt, PP[C.SURR_NUM], PP[C.SURR_DEN])
+            settle_hand(W, i, PP, s, L.SETTLED)
+        else:
+            W[i, o + L.ST] = L.SURRENDER_WAIT
+    elif a == L.RESCUE:  # 12: the original wager lost, the double back
+        W[i, L.NET] -= W[i, o + L.AMT]
+        settle_hand(W, i, PP, s, L.SETTLED)
+    else:  # a double, of the fraction the action names (14.1(b): one card)
+        k = 0 if a == L.DOUBLE else a - L.NFIXED + 1
+        odbl = PP[L.E_ODBL]
+        W[i, o + L.DBL] = won(W[i, o + L.AMT], PP[odbl + 2 * k], PP[odbl + 2 * k + 1])
+        put(W, i, PP, s, draw(W, i, PP, True))
+        card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+        if W[i, o + L.ST] == L.OPEN and not PP[C.RESCUE]:
+            W[i, o + L.ST] = L.STOOD
+    advance(W, i, PP)
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _split(W, i, PP, b, s):
+    """13: the pair's second card makes a new hand, played next; the first hand takes its
+    second card now (13.5)."""
+    maxh = PP[L.E_MAXH]
+    obx = PP[L.E_OBX] + b * L.NBF
+    nh = W[i, obx + L.NH]
+    ns = b * maxh + nh
+    oord = PP[L.E_OORD] + b * maxh
+    for k in range(nh, W[i, L.HI] + 1, -1):
+        W[i, oord + k] = W[i, oord + k - 1]
+    W[i, oord + W[i, L.HI] + 1] = ns
+    W[i, obx + L.NH] = nh + 1
+    o, on = L.NT + s * L.NHF, L.NT + ns * L.NHF
+    oc = PP[L.E_OHC] + s * L.MAXC
+    c0, c1 = W[i, oc], W[i, oc + 1]
+    aces = 1 if value(c0) == 1 else 0
+    for f in range(L.NHF):
+        W[i, on + f] = 0
+    W[i, on + L.AMT] = W[i, o + L.AMT]
+    W[i, on + L.FSP] = 1
+    W[i, on + L.SAC] = aces
+    put(W, i, PP, ns, c1)
+    W[i, o + L.HN] = 0
+    W[i, o + L.HARD] = 0
+    W[i, o + L.ACE] = 0
+    put(W, i, PP, s, c0)
+    W[i, o + L.FSP] = 1
+    W[i, o + L.SAC] = aces
+    put(W, i, PP, s, draw(W, i, PP, True))
+    card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+
+
+__all__ = ["act", "action_bits", "advance", "deal", "hand_bits"]
