@@ -16,6 +16,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+CONNECT_TIMEOUT = "10s"  # how long a scheduler may take to answer
+
+
 @contextmanager
 def dask_client(address: str) -> Iterator[Any]:
     """A client of the scheduler at ``address``; Dask missing or the scheduler unreachable is
@@ -25,7 +28,7 @@ def dask_client(address: str) -> Iterator[Any]:
     except ImportError:
         raise InputError("--scheduler needs Dask: pip install 'pontoon[sim]'") from None
     try:
-        client = Client(address, timeout="10s")  # type: ignore[no-untyped-call]
+        client = Client(address, timeout=CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:

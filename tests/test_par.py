@@ -180,7 +180,12 @@ def test_rule_effects_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None
     assert strip == [{k: v for k, v in e.items() if k != "seconds"} for e in remote]
 
 
-def test_an_unreachable_scheduler_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_scheduler_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pontoon.cluster
+
+    monkeypatch.setattr(pontoon.cluster, "CONNECT_TIMEOUT", "1s")  # (nothing answers port 9)
     args = ["--rounds", "0", "--infinite", "--strategy", "composition"]
     code = main(["par", *FAST, *args, "--scheduler", "tcp://127.0.0.1:9"])
     _, err = capsys.readouterr()
