@@ -8,7 +8,9 @@ Before them, the whole process as a user runs it: ``pontoon analyze --rules clas
 --strategy composition --json`` in a child process, its wall-clock seconds and peak resident
 memory (the interpreter, its imports and the analysis). ``--farmer PROGRAM`` (Eric Farmer's
 ``strategy`` program, built from github.com/possibly-wrong/blackjack outside this repository)
-times both side by side instead, alternately, ``--pairs`` times, and prints the medians.
+times both side by side instead, alternately, ``--pairs`` times, and prints the medians; with
+them the same game's distribution (``pontoon par --no-effects``: the exact distribution of a
+round besides the EV).
 
 Prints a line per analysis, then one JSON object as the last line (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/analysis.py [--quick]   (--quick: the infinite shoe, seconds only)
@@ -50,6 +52,8 @@ from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.rules import RuleSet, load_rules
 
 PROCESS = ["analyze", "--rules", "classic-blackjack", "--strategy", "composition", "--json"]
+# the same game's distribution (the PAR sheet's figures without the rule effects)
+PAR_PROCESS = ["par", *PROCESS[1:5], "--no-effects", "--rounds", "0", "--json"]
 # Farmer's strategy program's questions for the same game: 6 decks, S17, double any two cards
 # (soft too, not after hitting), DAS, resplit (to 4 hands) but not aces, CDZ-, no surrender,
 # blackjack 3:2; then the file for its table, and "0 0" ends its hand calculator.
@@ -134,8 +138,8 @@ def _child(
     return float(seconds), float(cpu), float(mb), rest
 
 
-def _pontoon() -> list[str]:
-    return [str(Path(sys.executable).with_name("pontoon")), *PROCESS]
+def _pontoon(args: list[str] = PROCESS) -> list[str]:
+    return [str(Path(sys.executable).with_name("pontoon")), *args]
 
 
 def _bytecode(package: Path) -> None:
@@ -153,9 +157,9 @@ def whole_process() -> tuple[float, float]:
 
 
 def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
-    """Ours and Farmer's for classic CDZ-, alternately (and ``before``, a source tree of an
-    earlier version of this project, run with the same interpreter, in the same rounds): the
-    medians, and the EVs."""
+    """Ours and Farmer's for classic CDZ-, and our distribution of it, alternately (and
+    ``before``, a source tree of an earlier version of this project, run with the same
+    interpreter, in the same rounds): the medians, and the EVs."""
     runs: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     evs: dict[str, float] = {}
     loads = []
@@ -165,7 +169,7 @@ def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
         table = os.path.join(tmp, "table.txt")
         for _ in range(pairs):
             loads.append(os.getloadavg()[0])
-            for who in ("pontoon", "farmer", "before") if before else ("pontoon", "farmer"):
+            for who in ("pontoon", "farmer", "distribution", *(["before"] if before else [])):
                 if who == "farmer":
                     s, cpu, mb, _ = _child([farmer], FARMER_INPUT.format(out=table))
                     with open(table, encoding="utf-8") as f:
@@ -173,7 +177,8 @@ def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
                     evs[who] = float(line.split("|")[1].split()[0])
                 else:
                     env = {"PYTHONPATH": before} if who == "before" and before else None
-                    s, cpu, mb, text = _child(_pontoon(), env=env)
+                    args = PAR_PROCESS if who == "distribution" else PROCESS
+                    s, cpu, mb, text = _child(_pontoon(args), env=env)
                     evs[who] = json.loads(text)["ev"] * 100
                 runs[who].append((s, cpu, mb))
     doc: dict[str, object] = {"bench": "analysis-side-by-side", "pairs": pairs}

@@ -318,3 +318,16 @@ def test_13_7_two_hand_splits_are_exact_in_the_expected_value(
     product = analyze(rules, "composition")
     assert -9.0e-8 < exact.ev - product.ev < -8.0e-8
     assert round_distribution(product).ev == pytest.approx(product.ev, abs=1e-12)
+
+
+def test_split_boxes_summed_on_a_lattice_or_keyed_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A split box's hands are summed densely on a lattice of whole units of cents, or keyed
+    where the unit is too fine (an odd wager): both give the same masses."""
+    import pontoon.analysis.distribution as distribution
+
+    rep = analyze(load_rules("nz-pontoon", {"decks": 1, "split_max_hands": 3}), "composition")
+    dense = round_distribution(rep).dist
+    monkeypatch.setattr(distribution, "LATTICE_SPAN", -1)  # every box keyed
+    keyed = round_distribution(rep).dist
+    assert dense.keys.tolist() == keyed.keys.tolist()
+    np.testing.assert_allclose(dense.probs, keyed.probs, rtol=0, atol=1e-15)

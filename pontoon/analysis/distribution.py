@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Final, Protocol, TypeVar
 
 import numpy as np
 
@@ -397,28 +398,72 @@ def _leaf(joints: dict[int, Floats], ch: int, u: int) -> Callable[[int], Floats]
     return leaf
 
 
+LATTICE_SPAN: Final = 200  # a hand's nets this many units apart at most: summed densely
+
+
+class _Masses(Protocol):
+    """What :func:`_box` does with a hand's masses: :class:`Dist` or :class:`Lattice`."""
+
+    def convolve(self: M, other: M, /) -> M: ...
+    def __add__(self: M, other: M, /) -> M: ...
+    def scaled(self: M, w: float, /) -> M: ...
+    def shift(self: M, cents: int, /) -> M: ...
+    def dist(self) -> Dist: ...
+
+
+M = TypeVar("M", bound=_Masses)
+
+
 def _box(
     cents: np.ndarray, stood: np.ndarray, qn: Floats, qx: Floats, n: int, x: int, cap: bool, w: int
 ) -> Dist:
     """The masses of a box of ``n`` N hands and ``x`` x hands for one dealer outcome, the
     hands independent given it; ``cap`` (13.7, ``original``): the dealer's pontoon takes one
-    original wager from all the hands still standing, however many."""
+    original wager from all the hands still standing, however many. The hands' nets are
+    summed on a lattice of whole units of cents, or keyed where the unit is too fine for one
+    (an odd wager: nets a cent apart)."""
     mass = (qx if x else qn).sum()
     if mass <= 0:
         return EMPTY
     unit = int(np.gcd.reduce(np.append(cents, w)))  # every net and the wager: whole units
+    hands = [qn / qn.sum()] * n + [qx / qx.sum()] * x
+    if (int(cents.max()) - int(cents.min())) // unit <= LATTICE_SPAN:
+        lattice = _summed(
+            lambda q: Lattice.of(unit, cents, q),
+            lambda m: Lattice.point(unit, m),
+            Lattice.point(unit, 0.0),
+            hands,
+            stood,
+            cap,
+            w,
+        )
+        return lattice.scaled(mass).dist()
+    keyed = _summed(
+        lambda q: _dist(cents, q), lambda m: Dist.point(0, m), EMPTY, hands, stood, cap, w
+    )
+    return keyed.scaled(mass)
+
+
+def _summed(
+    of: Callable[[Floats], M],
+    point: Callable[[float], M],
+    empty: M,
+    hands: list[Floats],
+    stood: np.ndarray,
+    cap: bool,
+    w: int,
+) -> M:
+    """The sum of independent ``hands`` (masses over the endings, ``of`` made into masses by
+    net): :func:`_box`'s arithmetic, whichever kind of masses."""
     if not cap:
-        out = Lattice.point(unit)
-        for q, times in ((qn, n), (qx, x)):
-            if times:
-                one = Lattice.of(unit, cents, q / q.sum())
-                for _ in range(times):
-                    out = out.convolve(one)
-        return out.scaled(mass).dist()
-    none, some = Lattice.point(unit), Lattice.point(unit, 0.0)  # no hand stood yet / some did
-    for h in [qn / qn.sum()] * n + [qx / qx.sum()] * x:
-        played = Lattice.of(unit, cents, np.where(stood, 0.0, h))
+        out = point(1.0)
+        for h in hands:
+            out = out.convolve(of(h))
+        return out
+    none, some = point(1.0), empty  # no hand stood yet / some hand stood (its loss aside)
+    for h in hands:
+        played = of(np.where(stood, 0.0, h))
         s = float(h[stood].sum())
-        some = some.convolve(played + Lattice.point(unit, s)) + none.scaled(s)
+        some = some.convolve(played + point(s)) + none.scaled(s)
         none = none.convolve(played)
-    return (none + some.shift(-w)).scaled(mass).dist()
+    return none + some.shift(-w)

@@ -76,6 +76,10 @@ class Dist:
         keys = self.keys[:, None] + other.keys[None, :]
         return Dist.merge(keys, self.probs[:, None] * other.probs[None, :])
 
+    def dist(self) -> Dist:
+        """Itself (as :meth:`Lattice.dist`: the keyed masses)."""
+        return self
+
     def mean(self) -> float:
         """Σ p·x (not divided by the total mass)."""
         return float(self.probs @ self.keys.astype(np.float64))
