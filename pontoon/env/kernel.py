@@ -48,7 +48,7 @@ def best(hard, ace):
     return hard + 10 if ace and hard <= 11 else hard
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def note(W, i, PP, x):
     """Add an entry to the round's log (when the table keeps one)."""
     n = W[i, L.LOGN]
@@ -57,14 +57,14 @@ def note(W, i, PP, x):
         W[i, L.LOGN] = n + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _clear_counts(W, i, PP):
     o = PP[L.E_OCNT]
     for v in range(L.NVAL):
         W[i, o + v] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def start_round(W, i, PP):
     """Shoe.start_round, then the betting (8.2): a new log, a shuffle when due."""
     W[i, L.LOGN] = 0
@@ -133,7 +133,7 @@ def _refill(W, i, PP):
     _clear_counts(W, i, PP)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def draw(W, i, PP, seen):
     """Shoe.draw: the next card (counted among the cards seen unless face down)."""
     if W[i, L.POS] == W[i, L.NCARDS]:
@@ -148,7 +148,7 @@ def draw(W, i, PP, seen):
     return c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def put(W, i, PP, s, c):
     """A card to hand slot ``s``."""
     o = L.NT + s * L.NHF
@@ -161,7 +161,7 @@ def put(W, i, PP, s, c):
         W[i, o + L.ACE] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def to_dealer(W, i, PP, c):
     W[i, PP[L.E_ODC] + W[i, L.DN]] = c
     W[i, L.DN] += 1
@@ -171,7 +171,7 @@ def to_dealer(W, i, PP, c):
         W[i, L.DA] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def reveal(W, i, PP):
     """8.5: the hole card turned over (and seen)."""
     c = W[i, L.HOLE]
@@ -187,7 +187,7 @@ def won(amount, num, den):
     return amount * num // den
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def odds21(W, i, PP, s):
     """settlement.win_odds of a 21 that is no pontoon on slot ``s`` (odds_tables)."""
     o = L.NT + s * L.NHF
@@ -208,7 +208,7 @@ def odds21(W, i, PP, s):
     return PP[k], PP[k + 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def settle_insurance(W, i, PP, natural):
     for b in range(PP[L.E_BOXES]):
         amt = W[i, PP[L.E_OBX] + b * L.NBF + L.INSA]
@@ -219,7 +219,7 @@ def settle_insurance(W, i, PP, natural):
                 W[i, L.NET] -= amt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def finish(W, i, PP):
     """8.6: the round is over (the hole card, if still down, is shown)."""
     reveal(W, i, PP)

@@ -33,20 +33,20 @@ def hands_on(W, i, PP, b):
     return W[i, PP[L.E_OBX] + b * L.NBF + L.NH]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def pontoon_at(W, i, PP, s):
     o = L.NT + s * L.NHF
     return W[i, o + L.HN] == 2 and W[i, o + L.HARD] == 11 and W[i, o + L.ACE] == 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def settle_hand(W, i, PP, s, state):
     """A hand settled and its cards to the discard rack."""
     W[i, L.NT + s * L.NHF + L.ST] = state
     W[i, L.NT + s * L.NHF + L.DISC] = 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def interim(W, i, PP):
     """9.1: a pontoon is paid at once (where 21 wins, or in the peek game), else waits."""
     for b in range(PP[L.E_BOXES]):
@@ -60,7 +60,7 @@ def interim(W, i, PP):
                 W[i, L.NT + s * L.NHF + L.ST] = L.NATURAL_WAIT
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def peek(W, i, PP):
     """8.5: with an ace or ten up the dealer looks at the hole card; insurance is settled,
     and a dealer pontoon ends the round at once."""
@@ -84,7 +84,7 @@ def peek(W, i, PP):
     finish(W, i, PP)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def card_reached(W, i, PP, b, s, split_ok):
     """A card has reached an open hand: bust (14.2), 21 (9.2, 11.2) or split aces (14.1(c));
     ``split_ok``: whether legality lets the hand split again."""
@@ -121,7 +121,7 @@ def card_reached(W, i, PP, b, s, split_ok):
         W[i, o + L.ST] = L.STOOD
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def dealer_turn(W, i, PP):
     """8.5, 14.3, 14.4: the dealer's second card (only when a hand waits for it) and draws
     (only when a hand stood), then the settlement."""
@@ -155,7 +155,7 @@ def dealer_turn(W, i, PP):
     finish(W, i, PP)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def settle_all(W, i, PP, dnat):
     d = best(W[i, L.DH], W[i, L.DA])
     nat_num = PP[C.ODDS + 2 * C.NATURAL]

@@ -27,7 +27,7 @@ from pontoon.env.settle import (
 from pontoon.sim import compiled as C
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def hand_bits(W, i, PP, b, s):
     """What legality allows hand slot ``s`` of box ``b`` (bits in HAND_ACTIONS order): the
     table of :func:`pontoon.env.spec.hand_masks`, a byte per hand's facts."""
@@ -49,12 +49,12 @@ def hand_bits(W, i, PP, b, s):
     return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def split_ok(W, i, PP, b, s):
     return (hand_bits(W, i, PP, b, s) >> L.SPLIT) & 1 == 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def action_bits(W, i, PP):
     """The legal actions now, as bits of the action numbers."""
     ph = W[i, L.PH]
@@ -77,7 +77,7 @@ def action_bits(W, i, PP):
     return bits
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _insurable(W, i, PP, b):
     """10: the most the box's player may insure (a part of the wager), 0 once it is
     settled."""
@@ -87,7 +87,7 @@ def _insurable(W, i, PP, b):
     return won(W[i, L.STAKE], PP[L.E_INS_MAX_NUM], PP[L.E_INS_MAX_DEN])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def ask_insurance(W, i, PP, first):
     """The next box from ``first`` whose player may insure: its turn (True), or none."""
     for b in range(first, PP[L.E_BOXES]):
@@ -98,7 +98,7 @@ def ask_insurance(W, i, PP, first):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def advance(W, i, PP):
     """Run the automatic steps until a decision is awaited or the round is over."""
     boxes = PP[L.E_BOXES]
@@ -118,7 +118,7 @@ def advance(W, i, PP):
     dealer_turn(W, i, PP)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def deal(W, i, PP, stake):
     """8.2: a card to each box, one to the dealer, a second to each box; 8.5 the hole card;
     then insurance (10), the peek, interim settlement (9.1) and the first decision."""
@@ -162,7 +162,7 @@ def deal(W, i, PP, stake):
         ask_insurance(W, i, PP, 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def act(W, i, PP, a):
     """Make action ``a``: 0, or 1 (and nothing changed) when it is not legal now: not in
     the bits :func:`action_bits` gave when the table was last observed (every entry point
@@ -219,7 +219,7 @@ def act(W, i, PP, a):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _split(W, i, PP, b, s):
     """13: the pair's second card makes a new hand, played next; the first hand takes its
     second card now (13.5)."""
