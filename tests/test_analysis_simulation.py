@@ -17,7 +17,7 @@ from pontoon.round import Move, Round
 from pontoon.rules import RuleSet, load_rules
 from pontoon.shoe import ScriptedCards
 
-ROUNDS = 200_000
+ROUNDS = 120_000
 PREFS = {
     "H": ("hit", "stand"),
     "S": ("stand", "hit"),

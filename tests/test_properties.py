@@ -688,7 +688,7 @@ def check_outcomes(rnd: Round) -> None:
             voided = all(w.outcome == "void" for w in hand.wagers)  # 16.5: before its card
             if hand.doubled and r.double_on != "any-number" and not voided:
                 assert len(cards) == 3, "14.1(b): one card after a double"
-            if hand.split_aces and not r.hit_split_aces:
+            if hand.split_aces and not r.hit_split_aces and not voided:
                 assert len(cards) == 2, "14.1(c): one card to each split ace"
             for w in hand.wagers:
                 if w.outcome == "void":
