@@ -139,8 +139,8 @@ def forward_hand(rules: object, hand: str, up: str, action: int) -> dict[int, fl
     ends = Endings(game)
     start = np.zeros((len(game.comps), 10, 1))
     start[i, u, 0] = 1.0
-    fw = Forward(game, ends, Context(), dataclasses.replace(vals, choice=choice, by_suits=False))
-    joint = fw.run(start)[0, u]
+    play = (Context(), dataclasses.replace(vals, choice=choice, by_suits=False))
+    joint = Forward(game, ends, [play]).run([start])[0][0, u]
     out: dict[int, float] = {}
     for k, mass in enumerate(joint.sum(axis=0)):
         if mass:
@@ -331,3 +331,16 @@ def test_split_boxes_summed_on_a_lattice_or_keyed_agree(monkeypatch: pytest.Monk
     keyed = round_distribution(rep).dist
     assert dense.keys.tolist() == keyed.keys.tolist()
     np.testing.assert_allclose(dense.probs, keyed.probs, rtol=0, atol=1e-15)
+
+
+def test_k_boxes_moments_are_the_convolved_boxes() -> None:
+    """The PAR sheet's k-box figures come from each box's conditional moments; they are the
+    mean and variance of the convolved distribution of k boxes, 11.2's payments included."""
+    _, d = dist_of("nz-pontoon", decks=1)
+    assert d.super_cents is not None and d.super_others > 0
+    for k in (1, 2, 3):
+        for others in (False, True):
+            table = d.boxes(k, others)
+            mean, var = d.box_moments(k, others)
+            assert mean == pytest.approx(table.mean() / d.wager, abs=1e-12)
+            assert var == pytest.approx(table.central(2) / d.wager**2, abs=1e-10)

@@ -30,13 +30,13 @@ from typing import Final, Protocol, TypeVar
 
 import numpy as np
 
-from pontoon.analysis.composition import Floats, comp_of
+from pontoon.analysis.composition import Floats, Ints, comp_of
 from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings, endings_of
 from pontoon.analysis.evaluate import Outcome, same_rank_tens
 from pontoon.analysis.game import NEG, SURRENDER, Context, Game
 from pontoon.analysis.pairs import enumerated, two_hands
-from pontoon.analysis.reach import Forward
+from pontoon.analysis.reach import Forward, Play
 from pontoon.analysis.report import Report
 from pontoon.analysis.sparse import EMPTY, Dist, Lattice
 from pontoon.analysis.split import (
@@ -148,6 +148,28 @@ class RoundDistribution:
                     out = out + total.scaled(mass)
         return out
 
+    def box_moments(self, k: int, others: bool = False) -> tuple[float, float]:
+        """(mean, variance) of :meth:`boxes`'s sum, per unit wager, without its convolutions:
+        ``k`` boxes alike and independent given the dealer's first card and outcome have,
+        given it, ``k`` times one box's mean and ``k`` times its variance."""
+        extra = (k - 1) * self.super_others if others and self.super_cents is not None else 0
+        first = second = 0.0
+        for row in self.parts:
+            for d in row:
+                mass = d.total()
+                if mass > 0:
+                    keys = (
+                        d.keys
+                        if not extra
+                        else np.where(d.keys == self.super_cents, d.keys + extra, d.keys)
+                    )
+                    x = keys.astype(np.float64) / self.wager
+                    mean = float(d.probs @ x) / mass
+                    var = float(d.probs @ (x - mean) ** 2) / mass
+                    first += mass * k * mean
+                    second += mass * (k * var + (k * mean) ** 2)
+        return first, second - first * first
+
     def covariance(self) -> float:
         """Cov of two boxes' nets at one table, per unit wager squared, taking them as
         independent given the dealer's first card and outcome (the cards one box takes from
@@ -170,15 +192,36 @@ def round_distribution(report: Report) -> RoundDistribution:
 def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
     """The distribution of a round played by ``outcome``'s choices in ``game``."""
     ends = endings_of(game)
-    root, split_share = _root(game, ends, outcome)
-    splits = {
-        pair: _split_parts(game, ends, pair, sv, split_share[pair] > 0)
-        for pair, sv in outcome.splits.items()
-        if split_share[pair].any()
-    }
+    deal = _deal(game, ends, outcome)
+    split_share = deal.share
+    played = {pair: sv for pair, sv in outcome.splits.items() if split_share[pair].any()}
+    plays: list[Play] = [(Context(), outcome.base)]
+    starts = [np.pad(deal.start, [(0, 0), (0, 0), (0, 1)])]
+    for pair, sv in played.items():
+        if enumerated(game, pair):
+            continue
+        two = np.array([game.comps.index[comp_of([pair, x])] for x in range(1, 11)])
+        m0 = pair_cards_left(game, pair)
+        for j, vals in sv.values.items():
+            wn, wx, _ = split_weights(game, pair, j, m0)
+            start = np.zeros((len(game.comps), 10, 2))
+            start[two, :, 0] = wn.T
+            start[two, :, 1] = wx.T
+            plays.append((Context(pair, j), vals))
+            starts.append(start)
+    fw = Forward(game, ends, plays, 2)
+    zero = np.zeros(1, dtype=np.int64)
+    for mass, tab, ev in deal.settled:
+        fw.emit(zero, np.pad(mass, [(0, 0), (0, 0), (0, 1)]), tab, ev)
+    joints = fw.run(starts, [deal.keep])
     e = len(ends)
+    by_ctx = {ctx: _pad(joint, e) for (ctx, _), joint in zip(plays, joints, strict=True)}
+    splits = {
+        pair: _split_parts(game, ends, pair, sv, split_share[pair] > 0, by_ctx)
+        for pair, sv in played.items()
+    }
     cents = np.array([x.cents for x in ends.ends], dtype=np.int64)
-    j = _pad(root, e)[0]  # (10, 7, E)
+    j = by_ctx[Context()][0]  # (10, 7, E)
     up = outcome.up_prob
     parts: Parts = []
     counts = np.zeros(e)
@@ -230,47 +273,60 @@ def _dist(cents: np.ndarray, masses: Floats) -> Dist:
     return Dist.merge(cents[: len(masses)][nz], masses[nz])
 
 
-def _root(game: Game, ends: Endings, outcome: Outcome) -> tuple[Floats, dict[int, Floats]]:
-    """The unsplit hands played forwards from the deal, the naturals and (in the peek game)
-    the rounds ending at the peek; and per pair, the share of its deals that split (10 up)."""
+@dataclass
+class _Deal:
+    """The round as dealt: the masses of the unsplit hands that play on (``start``, (M, 10
+    up, 1)); what settles at the deal (the naturals, the rounds ending at the peek, a chart's
+    surrendered pairs: (mass, dealer table, ending)); per pair, the share of its deals that
+    split (10 up,); per 7-7 played by its suits, the share of each configuration that plays
+    on (``keep``)."""
+
+    start: Floats
+    settled: list[tuple[Floats, Floats, Ints | int]]
+    share: dict[int, Floats]
+    keep: dict[int, Floats]
+
+
+def _deal(game: Game, ends: Endings, outcome: Outcome) -> _Deal:
+    """Every initial deal's hand: settled at once, split, or played on."""
     r, c = game.rules, game.comps
-    fw = Forward(game, ends, Context(), outcome.base)
     table = game.rows(Context()).table
+    played = _no_pontoon(table) if game.peek else table  # (the peek game: as Forward reads it)
     at_peek = np.zeros_like(table)
     at_peek[..., NATURAL] = table[..., NATURAL]
     legal = game.legal(Context())
     q = same_rank_tens(game)
     w = game.wager
-    start = np.zeros((len(c), 10, 1))
-    keep: dict[int, Floats] = {}
-    share = {pair: np.zeros(10) for pair in outcome.splits}
+    deal = _Deal(np.zeros((len(c), 10, 1)), [], {p: np.zeros(10) for p in outcome.splits}, {})
     natural = ends.of(End(game.pay.cents(game.pay.natural), Ending.PONTOON, 1))
     push = ends.of(End(0, Ending.PUSH, 1))
     lost = ends.of(End(-w, Ending.DEALER_PONTOON, 1))
+    settle = deal.settled.append
     for k, (i, a, b) in enumerate(outcome.hands):
         pk = outcome.deal_prob[k][None, :, None]  # (1, 10 up, 1)
         if {a, b} == {1, 10}:
             if game.peek or not r.player_21_wins:  # paid if the dealer has none (9.1)
-                fw.emit(pk, fw.tab[i][None] if game.peek else _no_pontoon(table[i])[None], natural)
-                fw.emit(pk, at_peek[i][None], natural if (game.peek and r.player_21_wins) else push)
+                settle((pk, _no_pontoon(table[i])[None], natural))
+                settle(
+                    (pk, at_peek[i][None], natural if (game.peek and r.player_21_wins) else push)
+                )
             else:
-                fw.emit(pk, table[i][None], natural)
+                settle((pk, table[i][None], natural))
             continue
         if game.peek:
-            fw.emit(pk, at_peek[i][None], lost)
+            settle((pk, at_peek[i][None], lost))
         sv = outcome.splits.get(a) if a == b else None
         split = np.zeros(10)
         if sv is not None:
-            split = _split_choice(game, outcome, sv, i, a, q, legal, keep)
+            split = _split_choice(game, outcome, sv, i, a, q, legal, deal.keep)
             if outcome.chart is not None:
                 surr = _chart_surrenders(outcome, a, legal[i])
-                fw.emit(pk * surr[None, :, None], fw.tab[i][None], ends.surrender[None, None, :])
+                settle((pk * surr[None, :, None], played[i][None], ends.surrender[None, None, :]))
                 split = np.where(surr, 0.0, split)
-                start[i, :, 0] -= outcome.deal_prob[k] * surr
-            share[a] += outcome.deal_prob[k] * split
-        start[i, :, 0] += outcome.deal_prob[k] * (1.0 if i in keep else 1.0 - split)
-    joint = fw.run(start, keep)
-    return joint, share
+                deal.start[i, :, 0] -= outcome.deal_prob[k] * surr
+            deal.share[a] += outcome.deal_prob[k] * split
+        deal.start[i, :, 0] += outcome.deal_prob[k] * (1.0 if i in deal.keep else 1.0 - split)
+    return deal
 
 
 def _no_pontoon(t: Floats) -> Floats:
@@ -329,33 +385,34 @@ def _split_choice(
 
 
 def _split_parts(
-    game: Game, ends: Endings, pair: int, sv: SplitValue, ups: np.ndarray
+    game: Game,
+    ends: Endings,
+    pair: int,
+    sv: SplitValue,
+    ups: np.ndarray,
+    joints_of: dict[Context, Floats],
 ) -> tuple[Parts, Floats]:
     """Per first card and dealer outcome, the masses of a split box's nets; and (10 up, E)
     the expected number of its hands ending each way, for one split deal (against the first
-    cards ``ups`` at least)."""
+    cards ``ups`` at least); ``joints_of``: each split hand's played forwards."""
     if enumerated(game, pair):
         return _two_hand_parts(game, ends, pair, sv, ups)
-    c = game.comps
-    two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
+    joints = {j: joints_of[Context(pair, j)] for j in sv.values}
     m0 = pair_cards_left(game, pair)
-    joints: dict[int, Floats] = {}
-    for j, vals in sv.values.items():
-        wn, wx, _ = split_weights(game, pair, j, m0)
-        start = np.zeros((len(c), 10, 2))
-        start[two, :, 0] = wn.T
-        start[two, :, 1] = wx.T
-        joints[j] = Forward(game, ends, Context(pair, j), vals, 2).run(start)
     e = len(ends)
-    joints = {j: _pad(a, e) for j, a in joints.items()}
     cents = np.array([x.cents for x in ends.ends], dtype=np.int64)
     stood = np.array([x.stood for x in ends.ends])
+    w = game.wager
     obo = CAP_13_7 and not game.peek and game.rules.dealer_natural_takes == "original"
+    cap = np.arange(7) == NATURAL if obo else np.zeros(7, dtype=bool)
+    unit = int(np.gcd.reduce(np.append(cents, w)))  # every net and the wager: whole units
+    dense = (int(cents.max()) - int(cents.min())) // unit <= LATTICE_SPAN
     parts: Parts = [[EMPTY] * 7 for _ in range(10)]
     counts = np.zeros((10, e))
     total = game.shoe.size - 1 - 2  # cards left after the first card and the pair
-    for u in range(10):
-        boxes: list[list[Dist]] = [[] for _ in range(7)]
+    for u in np.flatnonzero(ups).tolist():
+        summed: Lattice | None = None
+        keyed: list[list[Dist]] = [[] for _ in range(7)]
         for prob, r, n, x in pair_patterns(game, pair, u, m0):
             if prob <= 0:
                 continue
@@ -365,11 +422,18 @@ def _split_parts(
                 qn = unknowns_out(_leaf(joints, 0, u), r, max(n - 1, 0), m0[u], total, 1)
                 qx = unknowns_out(_leaf(joints, 1, u), r, n, m0[u], total, 0)
             counts[u] += prob * (n * qn.sum(axis=0) + x * qx.sum(axis=0))
+            if dense:
+                box = _lattice_box(unit, cents, stood, qn, qx, n, x, cap, w).scaled(prob)
+                summed = box if summed is None else summed + box
+                continue
             for o in range(7):
-                box = _box(cents, stood, qn[o], qx[o], n, x, obo and o == NATURAL, game.wager)
-                boxes[o].append(box.scaled(prob))
-        for o in range(7):
-            parts[u][o] = Dist.sum(boxes[o])
+                keyed[o].append(
+                    _keyed_box(cents, stood, qn[o], qx[o], n, x, cap[o], w).scaled(prob)
+                )
+        if summed is not None:
+            parts[u] = [summed.dist(o) for o in range(7)]
+        elif not dense:
+            parts[u] = [Dist.sum(k) for k in keyed]
     return parts, counts
 
 
@@ -402,51 +466,76 @@ LATTICE_SPAN: Final = 200  # a hand's nets this many units apart at most: summed
 
 
 class _Masses(Protocol):
-    """What :func:`_box` does with a hand's masses: :class:`Dist` or :class:`Lattice`."""
+    """What :func:`_summed` does with a hand's masses: :class:`Dist` or :class:`Lattice`."""
 
     def convolve(self: M, other: M, /) -> M: ...
     def __add__(self: M, other: M, /) -> M: ...
-    def scaled(self: M, w: float, /) -> M: ...
+    def scaled(self: M, w: Floats, /) -> M: ...
     def shift(self: M, cents: int, /) -> M: ...
-    def dist(self) -> Dist: ...
 
 
 M = TypeVar("M", bound=_Masses)
 
 
-def _box(
-    cents: np.ndarray, stood: np.ndarray, qn: Floats, qx: Floats, n: int, x: int, cap: bool, w: int
+def _hands(qn: Floats, qx: Floats, n: int, x: int) -> tuple[Floats, list[Floats]]:
+    """A box of ``n`` N hands and ``x`` x hands given the dealer's outcome (masses over
+    the endings jointly with it, (..., E)): P(the outcome) (...,) and each hand's masses
+    given it."""
+    mass: Floats = (qx if x else qn).sum(axis=-1)
+
+    def given(q: Floats) -> Floats:
+        size = q.sum(axis=-1, keepdims=True)
+        out: Floats = np.divide(q, size, out=np.zeros_like(q), where=size > 0)
+        return out
+
+    return mass, [given(qn)] * n + [given(qx)] * x
+
+
+def _lattice_box(
+    unit: int,
+    cents: Ints,
+    stood: np.ndarray,
+    qn: Floats,
+    qx: Floats,
+    n: int,
+    x: int,
+    cap: np.ndarray,
+    w: int,
+) -> Lattice:
+    """The masses of a box of ``n`` N hands and ``x`` x hands for each dealer outcome (a
+    row each; ``qn``, ``qx`` (7, E)), the hands independent given it, summed on a lattice
+    of ``unit`` cents; ``cap`` (13.7, ``original``; per outcome): the dealer's pontoon takes
+    one original wager from all the hands still standing, however many."""
+    mass, hands = _hands(qn, qx, n, x)
+    args = (
+        lambda q: Lattice.of(unit, cents, q),
+        lambda m: Lattice.point(unit, m),
+        Lattice.point(unit, 0.0),
+        hands,
+        stood,
+    )
+    out = _summed(*args, False, w)
+    if cap.any():
+        out = out.scaled(~cap) + _summed(*args, True, w).scaled(cap)
+    return out.scaled(mass)
+
+
+def _keyed_box(
+    cents: Ints, stood: np.ndarray, qn: Floats, qx: Floats, n: int, x: int, cap: bool, w: int
 ) -> Dist:
-    """The masses of a box of ``n`` N hands and ``x`` x hands for one dealer outcome, the
-    hands independent given it; ``cap`` (13.7, ``original``): the dealer's pontoon takes one
-    original wager from all the hands still standing, however many. The hands' nets are
-    summed on a lattice of whole units of cents, or keyed where the unit is too fine for one
-    (an odd wager: nets a cent apart)."""
-    mass = (qx if x else qn).sum()
+    """:func:`_lattice_box` for one dealer outcome (``qn``, ``qx`` (E,)), keyed by cents:
+    where the unit is too fine for a lattice (an odd wager: nets a cent apart)."""
+    mass, hands = _hands(qn, qx, n, x)
     if mass <= 0:
         return EMPTY
-    unit = int(np.gcd.reduce(np.append(cents, w)))  # every net and the wager: whole units
-    hands = [qn / qn.sum()] * n + [qx / qx.sum()] * x
-    if (int(cents.max()) - int(cents.min())) // unit <= LATTICE_SPAN:
-        lattice = _summed(
-            lambda q: Lattice.of(unit, cents, q),
-            lambda m: Lattice.point(unit, m),
-            Lattice.point(unit, 0.0),
-            hands,
-            stood,
-            cap,
-            w,
-        )
-        return lattice.scaled(mass).dist()
-    keyed = _summed(
+    return _summed(
         lambda q: _dist(cents, q), lambda m: Dist.point(0, m), EMPTY, hands, stood, cap, w
-    )
-    return keyed.scaled(mass)
+    ).scaled(float(mass))
 
 
 def _summed(
     of: Callable[[Floats], M],
-    point: Callable[[float], M],
+    point: Callable[[Floats | float], M],
     empty: M,
     hands: list[Floats],
     stood: np.ndarray,
@@ -454,7 +543,7 @@ def _summed(
     w: int,
 ) -> M:
     """The sum of independent ``hands`` (masses over the endings, ``of`` made into masses by
-    net): :func:`_box`'s arithmetic, whichever kind of masses."""
+    net): a box's arithmetic, whichever kind of masses (and row by row, a lattice's rows)."""
     if not cap:
         out = point(1.0)
         for h in hands:
@@ -463,7 +552,7 @@ def _summed(
     none, some = point(1.0), empty  # no hand stood yet / some hand stood (its loss aside)
     for h in hands:
         played = of(np.where(stood, 0.0, h))
-        s = float(h[stood].sum())
+        s = h[..., stood].sum(axis=-1)  # P(this hand stood): a number, or one per row
         some = some.convolve(played + point(s)) + none.scaled(s)
         none = none.convolve(played)
     return none + some.shift(-w)

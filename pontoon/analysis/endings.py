@@ -77,7 +77,10 @@ class Endings:
                 (1, game.win1[i], self.stand1, self.paid1),
                 (2, game.win2[i], self.stand2, self.paid2),
             ):
-                won = self._won(c.comps[i], doubled=stake == 2) if c.total[i] == 21 else Ending.WIN
+                won = Ending.WIN
+                if c.total[i] == 21:  # (a 21 at even money needs no look at its cards)
+                    even = win == stake
+                    won = Ending.TWENTY_ONE if even else self._won(c.comps[i], stake == 2)
                 stood[i] = self.stand_row(int(c.total[i]), game.pay.cents(win), stake, won)
                 if game.rules.player_21_wins and c.total[i] == 21:
                     paid[i] = self.of(End(game.pay.cents(win), won, stake))

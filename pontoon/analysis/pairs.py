@@ -18,7 +18,7 @@ import numpy as np
 
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats, Ints, comp_of
-from pontoon.analysis.dealer import NATURAL, dealer_paths, dealer_table
+from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import Endings, endings_of
 from pontoon.analysis.game import DOUBLE, HIT, STAND, Context, Game, Values
 from pontoon.analysis.reach import suit_ending, suit_picks
@@ -125,7 +125,8 @@ def two_hands(
     most = 2 * int(cards.max()) + 1
     per_value = _log_ff_table(shoe, most)
     log_all = _log_ff_table(np.array([shoe.sum()]), 2 * int(cards.sum(axis=1).max()))[0]
-    paths = dealer_paths(u + 1, game.rules.dealer_hits_soft_17)
+    pair2 = np.zeros(10, dtype=np.int64)
+    pair2[pair - 1] = 2
     acc = np.zeros((7, e * e))  # P(hand one ends so, hand two so, the dealer so)
     a_all, b_all = np.triu_indices(len(w))  # unordered pairs: (a, b) and (b, a) alike
     for lo in range(0, len(a_all), CHUNK):
@@ -137,7 +138,7 @@ def two_hands(
         prob = w[a] * w[b] * np.exp(logp) * np.where(a == b, 1.0, 2.0)
         codes = (union * (64 ** np.arange(10))).sum(axis=1)
         _, first, inv = np.unique(codes, return_index=True, return_inverse=True)
-        table = dealer_table(paths, shoe - union[first], infinite=False)
+        table = game.dealer.tables(pair2 + union[first])[:, u].copy()  # (shared by every u)
         if game.peek:
             table[:, NATURAL] = 0.0
         for o in range(7):

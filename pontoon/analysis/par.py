@@ -16,6 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, Final
 
 import numpy as np
@@ -266,20 +267,23 @@ class ParSheet:
     def boxes(self) -> list[dict[str, Any]]:
         """A round of k boxes (one player each): the variance of the players' total, and the
         same with 11.2's payment to the other boxes counted (what the table pays)."""
-        w = self.dist.wager
+        return [dict(row) for row in self._boxes]
+
+    @cached_property
+    def _boxes(self) -> list[dict[str, Any]]:
         v = self.dist.variance
         out = []
         for k in range(1, 8):
-            own, paid = self.dist.boxes(k), self.dist.boxes(k, others=True)
-            var = own.central(2) / w**2
-            extra = paid.central(2) / w**2 - var  # 11.2's payments to the others
+            _, var = self.dist.box_moments(k)
+            ev_paid, var_paid = self.dist.box_moments(k, others=True)
+            extra = var_paid - var  # 11.2's payments to the others
             if self.simulated is not None:  # the simulated covariance where there is one
                 var = k * v + k * (k - 1) * self.simulated.value
             out.append(
                 {
                     "boxes": k,
                     "variance": var,
-                    "ev_with_others": paid.mean() / w,
+                    "ev_with_others": ev_paid,
                     "variance_with_others": var + extra,
                 }
             )

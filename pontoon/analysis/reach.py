@@ -7,12 +7,19 @@ it), along each hand's choice, until it ends. Every ending (:mod:`pontoon.analys
 is recorded jointly with the dealer's outcome, ``J[channel, up, outcome, ending]``; the
 mean of ``J`` is the value of the backward walk, the same sums taken in another order.
 
+Several contexts (the unsplit hand and every split hand's) are played at once, as the
+backward walk (:mod:`pontoon.analysis.walk`) steps them: their hands are the rows of one set
+of arrays, and every row of one hard total is stepped together, reading the dealer's tables
+and the shoe's offer for those rows only.
+
 A hand that busts never reaches the dealer's table, yet the dealer's outcome is still
 distributed (it matters when two boxes share the dealer, or split hands do). It comes from the
 identity that taking one more random card out of a shoe leaves the dealer's distribution as it
 was: ``T(i) = Σ_x P(x) T(i + x)``, so the busting cards' share is ``T(i)`` less the tables of
-the children that do not bust. In the peek game the dealer's pontoon column is left out (those
-rounds end at the peek; :mod:`pontoon.analysis.distribution` adds them).
+the children that do not bust. A hand that hits records its mass times ``T(i)`` as a bust, and
+each child it reaches takes its own arriving mass times ``T(i + x)`` back off when it is
+stepped. In the peek game the dealer's pontoon column is left out (those rounds end at the
+peek; :mod:`pontoon.analysis.distribution` adds them).
 
 A two-card hand that can make a 6-7-8 or 7-7-7 pays by suits: its suit configurations go
 their own ways (each may choose another action when no policy was given, as the backward walk
@@ -21,6 +28,8 @@ chose), and the completing card ends the hand at that suit's odds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import pairwise
 from typing import Final
 
 import numpy as np
@@ -30,162 +39,207 @@ from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
 from pontoon.analysis.suits import Config
+from pontoon.analysis.values import values_at
 from pontoon.vocab import Ending
 
 UO: Final = np.arange(10)[:, None] * 7 + np.arange(7)[None, :]  # (10 up, 7) flat (up, outcome)
+CHUNK: Final = 1024  # rows stepped at once: a step's temporaries stay near 10 MB
+
+Play = tuple[Context, Values]  # a context and the choices its hands follow
 
 
 class Forward:
-    """One context's hands played forwards by ``vals``, in ``channels`` at once (an N and an
-    x split hand, say), recording ``mass × dealer table`` at each ending."""
+    """The hands of ``plays`` played forwards, ``channels`` masses at once (an N and an x
+    split hand, say), recording ``mass × dealer table`` at each ending."""
 
-    def __init__(self, game: Game, ends: Endings, ctx: Context, vals: Values, channels: int = 1):
-        self.game, self.ends, self.ctx, self.vals = game, ends, ctx, vals
-        self.rows = game.rows(ctx)
-        self.channels = channels
-        tab = self.rows.table.copy()
-        if game.peek:
-            tab[..., NATURAL] = 0.0
-        self.tab = tab
-        self._uo: list[Ints] = []
-        self._ev: list[Ints] = []
-        self._w: list[Floats] = []
+    def __init__(self, game: Game, ends: Endings, plays: Sequence[Play], channels: int = 1):
+        self.game, self.ends, self.plays, self.channels = game, ends, list(plays), channels
+        c = game.comps
+        self.ins = [np.flatnonzero(game.in_play(ctx)) for ctx, _ in self.plays]
+        bounds = np.cumsum([0, *(len(i) for i in self.ins)])
+        self.comp = np.concatenate(self.ins)  # each row's composition
+        self.ctx_of = np.repeat(np.arange(len(self.plays)), np.diff(bounds))
+        self.at = np.full((len(self.plays), len(c)), -1, dtype=np.int64)  # each comp's row
+        for q, idx in enumerate(self.ins):
+            self.at[q, idx] = np.arange(bounds[q], bounds[q + 1])
+        offsets = np.array([ctx.offset() for ctx, _ in self.plays], dtype=np.int64)
+        self.removed = c.matrix[self.comp] + offsets[self.ctx_of]
+        self.choice = np.concatenate(
+            [values_at(v, "choice", idx) for (_, v), idx in zip(self.plays, self.ins, strict=True)]
+        )
+        self.rescued = np.concatenate(
+            [values_at(v, "rescued", idx) for (_, v), idx in zip(self.plays, self.ins, strict=True)]
+        )
+        self.nodes: dict[int, tuple[int, tuple[int, int], int]] = {}  # row -> pattern node
+        for q, (ctx, _) in enumerate(self.plays):
+            for i, hand, third in game.pattern_nodes(ctx):
+                if self.at[q, i] >= 0:
+                    self.nodes[int(self.at[q, i])] = (i, hand, third)
+        self._cells = 70 * len(self.plays)  # an ending's share of the flat joint, (q, up, o)
+        self._j = np.zeros((channels, len(ends) * self._cells))  # (endings may be added)
 
     # ------------------------------------------------------------------ recording
-    def emit(self, mass: Floats, tab: Floats, ev: Ints | int, ups: Ints | None = None) -> None:
-        """Record ``mass`` (k, ups, C) ending as ``ev`` (k, ups, 7 or broadcastable) against
-        each dealer outcome, with the dealer's table ``tab`` (k, ups, 7)."""
+    def emit(
+        self, q: Ints, mass: Floats, tab: Floats, ev: Ints | int, ups: Ints | None = None
+    ) -> None:
+        """Record ``mass`` (k, ups, C) of contexts ``q`` (k,) ending as ``ev`` (k, ups, 7 or
+        broadcastable) against each dealer outcome, with the dealer's table ``tab`` (k, ups,
+        7); a negative mass takes back what was recorded."""
         if not mass.size or not mass.any():
             return
-        w = mass[:, :, None, :] * tab[:, :, :, None]
         uo = UO if ups is None else UO[ups]
-        self._uo.append(np.broadcast_to(uo[None], tab.shape).ravel())
-        self._ev.append(np.broadcast_to(np.asarray(ev), tab.shape).ravel())
-        self._w.append(w.reshape(-1, self.channels))
+        flat = np.asarray(ev) * self._cells + q[:, None, None] * 70 + uo[None]
+        flat = np.broadcast_to(flat, tab.shape).ravel()
+        size = len(self.ends) * self._cells
+        if size > self._j.shape[1]:
+            self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
+        for ch in range(self.channels):
+            w = mass[:, :, None, ch] * tab
+            self._j[ch] += np.bincount(flat, weights=w.ravel(), minlength=size)
 
-    def joint(self) -> Floats:
-        """(C, 10 up, 7 outcome, endings) what has been recorded."""
-        e = len(self.ends)
-        out = np.zeros((self.channels, 70 * e))
-        if self._uo:
-            flat = np.concatenate(self._uo) * e + np.concatenate(self._ev)
-            w = np.concatenate(self._w)
-            for ch in range(self.channels):
-                out[ch] = np.bincount(flat, weights=w[:, ch], minlength=70 * e)
-        return out.reshape(self.channels, 10, 7, e)
+    def joints(self) -> list[Floats]:
+        """Each context's (C, 10 up, 7 outcome, endings): what has been recorded (a bust's
+        share taken as a difference is exact but for rounding, which is cut at zero)."""
+        out = np.maximum(self._j, 0.0).reshape(self.channels, -1, len(self.plays), 10, 7)
+        return [np.moveaxis(out[:, :, q], 1, -1) for q in range(len(self.plays))]
+
+    def tables(self, rows: Ints) -> Floats:
+        """The dealer's tables for ``rows`` (k, 10 up, 7), the pontoon column left out in
+        the peek game."""
+        tab: Floats = self.game.dealer.tables(self.removed[rows])
+        if self.game.peek:
+            tab = tab.copy()
+            tab[..., NATURAL] = 0.0
+        return tab
+
+    def table_of(self, q: int, i: int) -> Floats:
+        """:meth:`tables` for composition ``i`` of context ``q``: (10 up, 7)."""
+        offset = np.array(self.plays[q][0].offset(), dtype=np.int64)
+        tab: Floats = self.game.dealer.tables((self.game.comps.matrix[i] + offset)[None])[0].copy()
+        if self.game.peek:
+            tab[..., NATURAL] = 0.0
+        return tab
 
     # ------------------------------------------------------------------ the pass
-    def run(self, start: Floats, keep: dict[int, Floats] | None = None) -> Floats:
-        """Play hands arriving at the compositions with mass ``start`` (M, 10 up, C) (as by a
-        hit); ``keep``: for a pattern node, the share of each suit configuration that plays on
-        (10 up, configs), the rest having split. Returns :meth:`joint`."""
-        g, c, rows = self.game, self.game.comps, self.rows
-        reach = start.astype(np.float64).copy()
-        hard = c.matrix @ np.arange(1, 11)
-        nodes = {i: (hand, third) for i, hand, third in g.pattern_nodes(self.ctx)}
-        for h in range(2, 22):
-            idx = np.flatnonzero((hard == h) & rows.mask)
-            if not idx.size:
-                continue
-            bust = self._bust_joint(idx)
-            at = c.total[idx] == 21
-            if at.any():
-                i21 = idx[at]
-                if g.rules.player_21_wins:  # 9.2: paid at once
-                    ev: Ints = np.broadcast_to(
-                        self.ends.paid1[i21][:, None, None], (len(i21), 10, 7)
-                    )
-                else:
-                    ev = self.ends.stand1[i21][:, None, :]
-                self.emit(reach[i21], self.tab[i21], ev)
-            plain = ~at & ~np.isin(idx, list(nodes))
-            ip = idx[plain]
-            ch = self.vals.choice[ip]
-            masses = {a: reach[ip] * (ch == a)[..., None] for a in (STAND, HIT, DOUBLE, SURRENDER)}
-            self._act(ip, masses, bust[plain], reach)
-            for j in np.flatnonzero(np.isin(idx, list(nodes))):
-                i = int(idx[j])
-                hand, third = nodes[i]
-                self._pattern(i, hand, third, reach, bust[j : j + 1], (keep or {}).get(i))
-        return self.joint()
+    def run(
+        self, starts: Sequence[Floats], keeps: Sequence[dict[int, Floats] | None] = ()
+    ) -> list[Floats]:
+        """Play hands arriving with mass ``starts[q]`` (M, 10 up, C) at the compositions of
+        context ``q`` (as by a hit); ``keeps[q]``: for a pattern node, the share of each suit
+        configuration that plays on (10 up, configs), the rest having split. Returns
+        :meth:`joints`."""
+        n, shape = len(self.comp), (10, self.channels)
+        self.hit_in = np.concatenate([s[idx] for s, idx in zip(starts, self.ins, strict=True)])
+        self.hit_in = self.hit_in.astype(np.float64)
+        self.by_hit = np.zeros((n, *shape))  # of hit_in: what a hit brought (its bust share)
+        self.dbl_in = np.zeros((n, *shape))  # doubled hands arriving, to settle there
+        self.keeps = list(keeps) + [None] * (len(self.plays) - len(keeps))
+        hard = (self.game.comps.matrix @ np.arange(1, 11))[self.comp]
+        order = np.argsort(hard, kind="stable")
+        ends = np.searchsorted(hard[order], np.arange(2, 23))
+        for lo, hi in pairwise(ends.tolist()):
+            for start in range(lo, hi, CHUNK):
+                self._step(order[start : min(start + CHUNK, hi)])
+        return self.joints()
 
-    def _bust_joint(self, idx: Ints) -> Floats:
-        """(k, 10 up, 7) P(next card busts ∧ dealer outcome) for compositions ``idx``."""
-        rows = self.rows
-        kids = self.game.comps.child[idx]
-        safe = np.where(kids < 0, 0, kids)
-        nxt = np.where((kids >= 0)[:, None, :], rows.nxt[idx], 0.0)
-        out: Floats = self.tab[idx] - np.einsum("kux,kxuo->kuo", nxt, self.tab[safe])
-        busts = (rows.nxt[idx] * (kids < 0)[:, None, :]).sum(axis=-1) > 0  # (k, 10 up)
-        return np.where(busts[..., None], np.maximum(out, 0.0), 0.0)
-
-    def _act(
-        self,
-        idx: Ints,
-        masses: dict[int, Floats],
-        bust: Floats,
-        reach: Floats,
-        skip: int | None = None,
-    ) -> None:
-        """Compositions ``idx`` taking each action with mass ``masses[action]`` (k, 10, C);
-        ``skip``: a card whose draws the caller settles itself (a pattern's completing card)."""
+    def _step(self, rows: Ints) -> None:
+        """Settle the hands of ``rows`` (one hard total): those arriving by a double, the 21s,
+        and each action the others take; a hit's mass goes on to the children."""
         g, c, e = self.game, self.game.comps, self.ends
-        if not idx.size:
+        comp, q = self.comp[rows], self.ctx_of[rows]
+        tab = self.tables(rows)
+        reach = self.hit_in[rows]
+        self.emit(q, -self.by_hit[rows], tab, e.bust[0])  # the children's share of a bust
+        dbl_in = self.dbl_in[rows]
+        if dbl_in.any():
+            ev: Ints = np.broadcast_to(e.stand2[comp][:, None, :], (len(rows), 10, 7)).copy()
+            ev = np.where(self.rescued[rows][:, :, None], e.rescue, ev)
+            if g.rules.player_21_wins:  # 9.2: paid at once
+                at = c.total[comp] == 21
+                ev[at] = e.paid2[comp[at]][:, None, None]
+            self.emit(q, dbl_in, tab, ev)
+            self.emit(q, -dbl_in, tab, e.bust[1])
+        at21 = c.total[comp] == 21
+        if at21.any():
+            if g.rules.player_21_wins:  # 9.2: paid at once
+                ev = np.broadcast_to(e.paid1[comp[at21]][:, None, None], (int(at21.sum()), 10, 7))
+            else:
+                ev = e.stand1[comp[at21]][:, None, :]
+            self.emit(q[at21], reach[at21], tab[at21], ev)
+        play = np.flatnonzero(~at21)
+        if not play.size:
             return
-        self.emit(masses[STAND], self.tab[idx], e.stand1[idx][:, None, :])
-        self.emit(masses[SURRENDER], self.tab[idx], e.surrender[None, None, :])
-        kids = c.child[idx]
-        nxt = self.rows.nxt[idx]
-        hit, dbl = masses[HIT], masses[DOUBLE]
-        self.emit(hit, bust, e.bust[0])
-        self.emit(dbl, bust, e.bust[1])
+        rows, comp, q, tab, reach = rows[play], comp[play], q[play], tab[play], reach[play]
+        ch = self.choice[rows]
+        masses = {a: reach * (ch == a)[..., None] for a in (STAND, HIT, DOUBLE, SURRENDER)}
+        kids = c.child[comp]
         ok = kids >= 0
-        if skip is not None:
-            ok[:, skip - 1] = False
-        row, x = np.nonzero(ok)  # every (composition, card) that does not bust
+        for j in [j for j, r in enumerate(rows.tolist()) if r in self.nodes]:
+            i, hand, third = self.nodes[int(rows[j])]
+            self._pattern(int(q[j]), i, hand, third, reach[j], masses, j)
+            ok[j, third - 1] = False  # the completing card is settled by its suit
+        self.emit(q, masses[STAND], tab, e.stand1[comp][:, None, :])
+        self.emit(q, masses[SURRENDER], tab, e.surrender[None, None, :])
+        hit, dbl = masses[HIT], masses[DOUBLE]
+        self.emit(q, hit, tab, e.bust[0])  # every card's share; the children take theirs back
+        self.emit(q, dbl, tab, e.bust[1])
+        row, x = np.nonzero(ok)  # every (hand, card) that does not bust
         if not row.size:
             return
-        kid = kids[row, x]
-        p = nxt[row, :, x][..., None]  # (n, 10 up, 1)
-        if hit.any():
-            np.add.at(reach, kid, hit[row] * p)
-        if dbl.any():
-            ev = np.broadcast_to(e.stand2[kid][:, None, :], (len(kid), 10, 7)).copy()
-            ev = np.where(self.vals.rescued[kid][:, :, None], e.rescue, ev)
-            if g.rules.player_21_wins:
-                at = c.total[kid] == 21
-                ev[at] = e.paid2[kid[at]][:, None, None]
-            self.emit(dbl[row] * p, self.tab[kid], ev)
+        kid = self.at[q[row], kids[row, x]]
+        p = g.offer(self.removed[rows], tab)[0][row, :, x][..., None]  # (n, 10 up, 1)
+        for arr, mass in ((self.hit_in, hit), (self.by_hit, hit), (self.dbl_in, dbl)):
+            if mass.any():
+                _add_rows(arr, kid, mass[row] * p)
 
     def _pattern(
         self,
+        q: int,
         i: int,
         hand: tuple[int, int],
         third: int,
         reach: Floats,
-        bust: Floats,
-        keep: Floats | None,
+        masses: dict[int, Floats],
+        j: int,
     ) -> None:
-        """A 6-7, 6-8, 7-8 or 7-7 hand: each suit configuration plays its action (its own
-        best when no policy was given), and the completing card pays by its suit."""
+        """A 6-7, 6-8, 7-8 or 7-7 hand (row ``j`` of the step): each suit configuration
+        plays its action (its own best when no policy was given), and the completing card
+        pays by its suit (taking its share of the bust back)."""
         g, e = self.game, self.ends
-        rows = self.rows
+        ctx, vals = self.plays[q]
         child = int(g.comps.child[i, third - 1])
-        masses = {a: np.zeros((1, 10, self.channels)) for a in (STAND, HIT, DOUBLE, SURRENDER)}
+        tab3 = self.table_of(q, child)
+        removed = self.removed[self.at[q, i]][None]
+        p3s = g.offer(removed, g.dealer.tables(removed))[0][0, :, third - 1]
+        keep = (self.keeps[q] or {}).get(i)
+        qa = np.array([q])
+        for a in masses:
+            masses[a][j] = 0.0
         for u in range(10):
-            picks = suit_picks(g, self.ctx, self.vals, i, hand, u)
+            picks = suit_picks(g, ctx, vals, i, hand, u)
             share = np.ones(len(picks)) if keep is None else keep[u]
-            p3 = rows.nxt[i, u, third - 1]
+            p3 = p3s[u]
             for k, (conf, pick) in enumerate(picks):
-                m = reach[i, u] * conf.prob * share[k]
-                masses[pick][0, u] += m
+                m = reach[u] * conf.prob * share[k]
+                masses[pick][j, u] += m
                 if pick in (HIT, DOUBLE) and p3 > 0:
                     stake = 1 if pick == HIT else 2
+                    t = tab3[u][None, None, :]
                     for ps, cents, why in conf.hit if pick == HIT else conf.double:
                         ev = suit_ending(e, cents, why, stake)
-                        mass = (m * p3 * ps)[None, None, :]
-                        self.emit(mass, self.tab[child][u][None, None, :], ev, np.array([u]))
-        self._act(np.array([i]), masses, bust, reach, skip=third)
+                        self.emit(qa, (m * p3 * ps)[None, None, :], t, ev, np.array([u]))
+                    self.emit(qa, -(m * p3)[None, None, :], t, e.bust[stake - 1], np.array([u]))
+
+
+def _add_rows(arr: Floats, rows: Ints, vals: Floats) -> None:
+    """``arr[rows] += vals``, repeated rows summed (by one bincount over the rows' span)."""
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    width = int(np.prod(arr.shape[1:]))
+    flat = (rows - lo)[:, None] * width + np.arange(width)[None, :]
+    summed = np.bincount(
+        flat.ravel(), weights=vals.reshape(len(rows), -1).ravel(), minlength=(hi - lo) * width
+    )
+    arr[lo:hi] += summed.reshape(hi - lo, *arr.shape[1:])
 
 
 def suit_picks(

@@ -43,8 +43,8 @@ class Dist:
         return cls(uniq, sums.astype(np.float64, copy=False))
 
     @classmethod
-    def point(cls, cents: int, mass: float = 1.0) -> Dist:
-        return cls(np.array([cents], dtype=np.int64), np.array([mass]))
+    def point(cls, cents: int, mass: float | Floats = 1.0) -> Dist:
+        return cls(np.array([cents], dtype=np.int64), np.array([mass], dtype=np.float64).ravel())
 
     @classmethod
     def sum(cls, parts: list[Dist]) -> Dist:
@@ -63,7 +63,7 @@ class Dist:
             np.concatenate([self.keys, other.keys]), np.concatenate([self.probs, other.probs])
         )
 
-    def scaled(self, w: float) -> Dist:
+    def scaled(self, w: float | Floats) -> Dist:
         return Dist(self.keys, self.probs * w)
 
     def shift(self, cents: int) -> Dist:
@@ -97,44 +97,65 @@ EMPTY = Dist(np.zeros(0, dtype=np.int64), np.zeros(0))
 class Lattice:
     """Masses at whole multiples of ``unit`` cents, dense from ``start`` units: for sums of
     several hands (a split box's), where convolving dense arrays costs far less than merging
-    keys. Every key is still a whole number of cents, so the sums are as exact.
+    keys. Every key is still a whole number of cents, so the sums are as exact. ``probs``
+    may have leading axes (a row per dealer outcome, say): each row is a distribution, and
+    every operation works row by row.
 
     >>> a = Lattice.of(250, np.array([-500, 750]), np.array([0.5, 0.5]))
     >>> b = a.convolve(a).shift(-500)
     >>> b.dist().keys.tolist(), b.dist().probs.tolist()
     ([-1500, -250, 1000], [0.25, 0.5, 0.25])
+    >>> rows = Lattice.of(250, np.array([-500, 750]), np.array([[0.5, 0.5], [1.0, 0.0]]))
+    >>> [rows.convolve(a).dist(k).probs.tolist() for k in (0, 1)]
+    [[0.25, 0.5, 0.25], [0.5, 0.5]]
     """
 
     unit: int
     start: int
-    probs: Floats
+    probs: Floats  # (..., span)
 
     @classmethod
     def of(cls, unit: int, cents: Ints, masses: Floats) -> Lattice:
-        """The masses ``masses`` at ``cents`` (multiples of ``unit``; repeats allowed)."""
+        """The masses ``masses`` (..., len(cents)) at ``cents`` (multiples of ``unit``;
+        repeats allowed)."""
         k = cents // unit
         lo = int(k.min())
-        return cls(unit, lo, np.bincount(k - lo, weights=masses).astype(np.float64, copy=False))
+        onto = np.zeros((len(k), int(k.max()) - lo + 1))
+        onto[np.arange(len(k)), k - lo] = 1.0
+        return cls(unit, lo, masses @ onto)
 
     @classmethod
-    def point(cls, unit: int, mass: float = 1.0) -> Lattice:
-        """``mass`` at 0 cents."""
-        return cls(unit, 0, np.array([mass]))
+    def point(cls, unit: int, mass: float | Floats = 1.0) -> Lattice:
+        """``mass`` at 0 cents (a row of it per entry of an array)."""
+        return cls(unit, 0, np.asarray(mass, dtype=np.float64)[..., None])
 
     def convolve(self, other: Lattice) -> Lattice:
-        """The sum of independent amounts drawn from both."""
-        return Lattice(self.unit, self.start + other.start, np.convolve(self.probs, other.probs))
+        """The sum of independent amounts drawn from both (row by row)."""
+        a, b = self.probs, other.probs
+        start = self.start + other.start
+        if a.ndim == b.ndim == 1:
+            return Lattice(self.unit, start, np.convolve(a, b))
+        if a.shape[-1] < b.shape[-1]:
+            a, b = b, a
+        width = a.shape[-1]
+        lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+        out = np.zeros((*lead, width + b.shape[-1] - 1))
+        for j in range(b.shape[-1]):  # the shorter one's places
+            out[..., j : j + width] += a * b[..., j : j + 1]
+        return Lattice(self.unit, start, out)
 
     def __add__(self, other: Lattice) -> Lattice:
         lo = min(self.start, other.start)
-        hi = max(self.start + len(self.probs), other.start + len(other.probs))
-        out = np.zeros(hi - lo)
+        hi = max(self.start + self.probs.shape[-1], other.start + other.probs.shape[-1])
+        lead = np.broadcast_shapes(self.probs.shape[:-1], other.probs.shape[:-1])
+        out = np.zeros((*lead, hi - lo))
         for part in (self, other):
-            out[part.start - lo : part.start - lo + len(part.probs)] += part.probs
+            out[..., part.start - lo : part.start - lo + part.probs.shape[-1]] += part.probs
         return Lattice(self.unit, lo, out)
 
-    def scaled(self, w: float) -> Lattice:
-        return Lattice(self.unit, self.start, self.probs * w)
+    def scaled(self, w: float | Floats) -> Lattice:
+        """Every mass times ``w`` (a number, or one per row)."""
+        return Lattice(self.unit, self.start, self.probs * np.asarray(w)[..., None])
 
     def shift(self, cents: int) -> Lattice:
         """Every amount moved by ``cents`` (a multiple of the unit)."""
@@ -142,6 +163,8 @@ class Lattice:
             raise ValueError(f"{cents} cents is not a whole number of {self.unit}-cent units")
         return Lattice(self.unit, self.start + cents // self.unit, self.probs)
 
-    def dist(self) -> Dist:
-        nz = np.flatnonzero(self.probs)
-        return Dist((self.start + nz).astype(np.int64) * self.unit, self.probs[nz])
+    def dist(self, *row: int) -> Dist:
+        """The keyed masses (of row ``row``, where there are rows)."""
+        probs = self.probs[row]
+        nz = np.flatnonzero(probs)
+        return Dist((self.start + nz).astype(np.int64) * self.unit, probs[nz])
