@@ -344,3 +344,16 @@ def test_k_boxes_moments_are_the_convolved_boxes() -> None:
             mean, var = d.box_moments(k, others)
             assert mean == pytest.approx(table.mean() / d.wager, abs=1e-12)
             assert var == pytest.approx(table.central(2) / d.wager**2, abs=1e-10)
+
+
+@pytest.mark.parametrize("preset", ["nz-pontoon", "classic-blackjack"])
+def test_split_hands_played_forwards_as_each_pair_is_valued(preset: str) -> None:
+    """`pontoon par` plays each pair's split hands forwards while its dealer tables are there
+    (then lets them go); the distribution is the one played after the analysis."""
+    rules = load_rules(preset, {"decks": 1})
+    later = round_distribution(analyze(rules, "composition")).dist
+    rep = analyze(rules, "composition", one_shot=True, forward=True)
+    assert any(sv.played for sv in rep.outcome.splits.values())
+    now = round_distribution(rep).dist
+    assert now.keys.tolist() == later.keys.tolist()
+    np.testing.assert_allclose(now.probs, later.probs, rtol=0, atol=1e-15)

@@ -139,7 +139,13 @@ def par_command(rules: RuleSet, args: argparse.Namespace) -> int:
         check_scheduler(args.scheduler)
     strategy = _strategy(args.strategy)
     report = analyze(
-        rules, strategy, wager=args.wager, infinite=args.infinite, post_split=args.post_split
+        rules,
+        strategy,
+        wager=args.wager,
+        infinite=args.infinite,
+        post_split=args.post_split,
+        one_shot=True,
+        forward=True,
     )
     variations = RuleEffects(
         rules,

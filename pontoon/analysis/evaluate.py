@@ -15,6 +15,7 @@ import numpy as np
 
 from pontoon.analysis.chart import Chart
 from pontoon.analysis.composition import Floats
+from pontoon.analysis.endings import endings_of
 from pontoon.analysis.game import (
     DOUBLE,
     HIT,
@@ -25,7 +26,8 @@ from pontoon.analysis.game import (
     Game,
     Values,
 )
-from pontoon.analysis.pairs import exact_split_value, split_considered
+from pontoon.analysis.pairs import enumerated, exact_split_value, split_considered
+from pontoon.analysis.reach import play_splits
 from pontoon.analysis.split import SplitValue, max_hands, split_hand_values, split_value
 
 SPLIT = 4
@@ -88,13 +90,20 @@ def composition_scores(base: Values) -> Floats:
 
 
 def evaluate(
-    game: Game, chart: Chart | None = None, post_split: str = "cdz", *, one_shot: bool = False
+    game: Game,
+    chart: Chart | None = None,
+    post_split: str = "cdz",
+    *,
+    one_shot: bool = False,
+    forward: bool = False,
 ) -> Outcome:
     """The expected value of ``chart`` (None: the composition-dependent optimum, played after
     splits as ``post_split`` says: ``cdz`` CDZ-, ``cdp1`` or ``cdp``; a chart is played as
     written after splits too). ``one_shot``: no other analysis of this shoe follows in this
     process, so each pair's split-hand dealer tables are let go once the pair is valued
-    (the memory of the largest pair's instead of every pair's)."""
+    (the memory of the largest pair's instead of every pair's); ``forward``: the
+    distribution follows, so each pair's split hands are played forwards while its tables
+    are there (:attr:`SplitValue.played`)."""
     rank_tens = game.rules.split_by == "rank"
     rescue = None
     if chart is None:
@@ -114,7 +123,10 @@ def evaluate(
             needed = split_considered(game, base, chart, pair, sv)
             sv = exact_split_value(game, pair, sv, needed)
             slim = {j: v.slim() for j, v in sv.values.items()}  # what replaying needs
-            splits[pair] = SplitValue(sv.ev, sv.hands, slim, sv.exact)
+            played = {}
+            if forward and needed.any() and not enumerated(game, pair):
+                played = play_splits(game, endings_of(game), pair, slim)
+            splits[pair] = SplitValue(sv.ev, sv.hands, slim, sv.exact, played)
             if one_shot:
                 game.dealer.release(mark)
     return assemble(game, base, splits, chart)

@@ -34,10 +34,11 @@ from typing import Final
 
 import numpy as np
 
-from pontoon.analysis.composition import Floats, Ints
+from pontoon.analysis.composition import Floats, Ints, comp_of
 from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings
 from pontoon.analysis.game import DOUBLE, HIT, NEG, STAND, SURRENDER, Context, Game, Values
+from pontoon.analysis.split import pair_cards_left, split_weights
 from pontoon.analysis.suits import Config
 from pontoon.analysis.values import values_at
 from pontoon.vocab import Ending
@@ -131,8 +132,10 @@ class Forward:
         n, shape = len(self.comp), (10, self.channels)
         self.hit_in = np.concatenate([s[idx] for s, idx in zip(starts, self.ins, strict=True)])
         self.hit_in = self.hit_in.astype(np.float64)
-        self.by_hit = np.zeros((n, *shape))  # of hit_in: what a hit brought (its bust share)
         self.dbl_in = np.zeros((n, *shape))  # doubled hands arriving, to settle there
+        # of each: what came from a hand a card could bust (its share of the bust goes back)
+        self.by_hit = np.zeros((n, *shape))
+        self.by_dbl = np.zeros((n, *shape))
         self.keeps = list(keeps) + [None] * (len(self.plays) - len(keeps))
         hard = (self.game.comps.matrix @ np.arange(1, 11))[self.comp]
         order = np.argsort(hard, kind="stable")
@@ -158,7 +161,7 @@ class Forward:
                 at = c.total[comp] == 21
                 ev[at] = e.paid2[comp[at]][:, None, None]
             self.emit(q, dbl_in, tab, ev)
-            self.emit(q, -dbl_in, tab, e.bust[1])
+            self.emit(q, -self.by_dbl[rows], tab, e.bust[1])
         at21 = c.total[comp] == 21
         if at21.any():
             if g.rules.player_21_wins:  # 9.2: paid at once
@@ -174,21 +177,25 @@ class Forward:
         masses = {a: reach * (ch == a)[..., None] for a in (STAND, HIT, DOUBLE, SURRENDER)}
         kids = c.child[comp]
         ok = kids >= 0
+        nxt = g.offer(self.removed[rows], tab)[0]
+        busts = ((nxt * ~ok[:, None, :]).sum(axis=-1) > 0)[..., None]  # a card may bust it
         for j in [j for j, r in enumerate(rows.tolist()) if r in self.nodes]:
             i, hand, third = self.nodes[int(rows[j])]
-            self._pattern(int(q[j]), i, hand, third, reach[j], masses, j)
+            self._pattern(int(q[j]), i, hand, third, reach[j], masses, j, busts[j, :, 0])
             ok[j, third - 1] = False  # the completing card is settled by its suit
         self.emit(q, masses[STAND], tab, e.stand1[comp][:, None, :])
         self.emit(q, masses[SURRENDER], tab, e.surrender[None, None, :])
         hit, dbl = masses[HIT], masses[DOUBLE]
-        self.emit(q, hit, tab, e.bust[0])  # every card's share; the children take theirs back
-        self.emit(q, dbl, tab, e.bust[1])
+        hit_b, dbl_b = hit * busts, dbl * busts
+        self.emit(q, hit_b, tab, e.bust[0])  # every card's share; the children take theirs back
+        self.emit(q, dbl_b, tab, e.bust[1])
         row, x = np.nonzero(ok)  # every (hand, card) that does not bust
         if not row.size:
             return
         kid = self.at[q[row], kids[row, x]]
-        p = g.offer(self.removed[rows], tab)[0][row, :, x][..., None]  # (n, 10 up, 1)
-        for arr, mass in ((self.hit_in, hit), (self.by_hit, hit), (self.dbl_in, dbl)):
+        p = nxt[row, :, x][..., None]  # (n, 10 up, 1)
+        flows = (self.hit_in, hit), (self.by_hit, hit_b), (self.dbl_in, dbl), (self.by_dbl, dbl_b)
+        for arr, mass in flows:
             if mass.any():
                 _add_rows(arr, kid, mass[row] * p)
 
@@ -201,10 +208,12 @@ class Forward:
         reach: Floats,
         masses: dict[int, Floats],
         j: int,
+        busts: np.ndarray,
     ) -> None:
         """A 6-7, 6-8, 7-8 or 7-7 hand (row ``j`` of the step): each suit configuration
         plays its action (its own best when no policy was given), and the completing card
-        pays by its suit (taking its share of the bust back)."""
+        pays by its suit (taking its share of the bust back, where a card may bust the hand:
+        ``busts`` (10 up,))."""
         g, e = self.game, self.ends
         ctx, vals = self.plays[q]
         child = int(g.comps.child[i, third - 1])
@@ -228,7 +237,40 @@ class Forward:
                     for ps, cents, why in conf.hit if pick == HIT else conf.double:
                         ev = suit_ending(e, cents, why, stake)
                         self.emit(qa, (m * p3 * ps)[None, None, :], t, ev, np.array([u]))
-                    self.emit(qa, -(m * p3)[None, None, :], t, e.bust[stake - 1], np.array([u]))
+                    if busts[u]:
+                        back = -(m * p3)[None, None, :]
+                        self.emit(qa, back, t, e.bust[stake - 1], np.array([u]))
+
+
+def split_plays(
+    game: Game, pair: int, values: dict[int, Values]
+) -> tuple[list[Play], list[Floats]]:
+    """A pair's split-hand contexts (one per number of other pair cards out) with the masses
+    their hands start from: the pair card and each second card, in two channels (an N hand
+    and an x hand: :func:`pontoon.analysis.split.split_weights`)."""
+    c = game.comps
+    two = np.array([c.index[comp_of([pair, x])] for x in range(1, 11)])
+    m0 = pair_cards_left(game, pair)
+    plays: list[Play] = []
+    starts: list[Floats] = []
+    for j, vals in values.items():
+        wn, wx, _ = split_weights(game, pair, j, m0)
+        start = np.zeros((len(c), 10, 2))
+        start[two, :, 0] = wn.T
+        start[two, :, 1] = wx.T
+        plays.append((Context(pair, j), vals))
+        starts.append(start)
+    return plays, starts
+
+
+def play_splits(
+    game: Game, ends: Endings, pair: int, values: dict[int, Values]
+) -> dict[int, Floats]:
+    """Each of a pair's split-hand contexts played forwards together: (2, 10 up, 7, endings)
+    per number of other pair cards out."""
+    plays, starts = split_plays(game, pair, values)
+    joints = Forward(game, ends, plays, 2).run(starts)
+    return {ctx.extra: joint for (ctx, _), joint in zip(plays, joints, strict=True)}
 
 
 def _add_rows(arr: Floats, rows: Ints, vals: Floats) -> None:

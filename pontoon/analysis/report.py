@@ -117,12 +117,14 @@ def analyze(
     removed: Sequence[Removal] = (),
     shoe: ShoeModel | None = None,
     one_shot: bool = False,
+    forward: bool = False,
 ) -> Report:
     """The exact expected value of ``strategy`` (``basic``, ``composition`` or a chart);
     ``post_split`` (``cdz``, ``cdp1``, ``cdp``) says how ``composition`` plays split hands;
     ``removed``: cards out of the shoe before the round (any shoe: a counter's question);
     ``one_shot``: nothing else analyses this shoe in this process (the command), so memory
-    the dealer's tables would keep for the next analysis goes back (:func:`evaluate`)."""
+    the dealer's tables would keep for the next analysis goes back (:func:`evaluate`);
+    ``forward``: the round's distribution follows (:func:`evaluate`)."""
     if wager < 1:
         raise InputError(f"--wager must be a positive number of cents, not {wager}")
     if post_split not in POST_SPLIT:
@@ -133,7 +135,7 @@ def analyze(
         chart, name = _strategy(game, strategy)
         if chart is not None:
             post_split = "cdz"
-        outcome = evaluate(game, chart, post_split, one_shot=one_shot)
+        outcome = evaluate(game, chart, post_split, one_shot=one_shot, forward=forward)
     seconds = time.perf_counter() - start
     return Report(
         rules,

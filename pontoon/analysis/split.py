@@ -83,12 +83,15 @@ class SplitValue:
     """A split's value per first card (unnormalised in the peek game) and expected hands;
     ``values``: the split-hand contexts as played, by other pair cards out; ``exact``: per
     first card, the two hands' distribution where it was enumerated
-    (:func:`pontoon.analysis.pairs.two_hands`)."""
+    (:func:`pontoon.analysis.pairs.two_hands`); ``played``: where the distribution was asked
+    for as the pair was valued, each context's hands played forwards
+    (:func:`pontoon.analysis.reach.play_splits`)."""
 
     ev: Floats
     hands: Floats
     values: dict[int, Values] = field(default_factory=dict)
     exact: dict[int, tuple[list[Dist], Floats]] = field(default_factory=dict)
+    played: dict[int, Floats] = field(default_factory=dict)  # each context played forwards
 
 
 def pair_cards_left(game: Game, pair: int) -> Floats:
