@@ -94,7 +94,7 @@ class Forward:
         size = len(self.ends) * self._cells
         if size > self._j.shape[1]:
             self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
-        for ch in range(self.channels):
+        for ch in np.flatnonzero(mass.reshape(-1, self.channels).any(axis=0)).tolist():
             w = mass[:, :, None, ch] * tab
             self._j[ch] += np.bincount(flat, weights=w.ravel(), minlength=size)
 
