@@ -27,7 +27,7 @@ types: $(STAMP)
 	$(BIN)/mypy pontoon
 
 pytest: $(STAMP)
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist worksteal
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py

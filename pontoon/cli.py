@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("count", help="advantage play: effects of removal, a count judged")
     count_options(p, _common)
+    from pontoon.train.commands import add_options as train_options
+
+    p = sub.add_parser("train", help="drills graded against the exact analysis")
+    train_options(p, _common)
     from pontoon.server.options import add_options as serve_options
 
     p = sub.add_parser("serve", help="the multi-player table server and its web page")
@@ -119,6 +123,12 @@ def cmd_play(args: argparse.Namespace) -> int:
     return result
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from pontoon.train.commands import strategy_command
+
+    return strategy_command(_rules(args), args)
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from pontoon.analysis.commands import analyze_command
 
@@ -164,6 +174,7 @@ COMMANDS = {
     "par": cmd_par,
     "simulate": cmd_simulate,
     "count": cmd_count,
+    "train": cmd_train,
     "serve": cmd_serve,
 }
 

@@ -90,7 +90,7 @@ def test_the_mean_is_analyze_expected_value(preset: str, strategy: str, post_spl
         {"dealer_natural_takes": "all"},  # 13.7 either way
         {"surrender": "late"},  # 9.3 without 9.4
         {"split_max_hands": 1},
-        {"split_max_hands": 2, "resplit_aces": True, "hit_split_aces": True, "decks": 2},
+        {"split_max_hands": 2, "resplit_aces": True, "hit_split_aces": True, "decks": 1},
         {"wager": 501},  # 3:2 of an odd wager rounds down
         {"wager": 2500},  # 11.2: the large Super Bonus
         {"infinite": True},

@@ -1,0 +1,85 @@
+"""``pontoon train strategy``: the command's options and its conversation with the learner.
+
+Answers are read one per line: typed at a terminal, or piped from a script (then each answer
+is echoed after its prompt, so the transcript reads like a session). A key (``h``, ``s``,
+``d``, ``p``, ``r``, ``x``) or the play's word; ``q`` or the end of the input ends the drill
+with its summary. ``--json`` prints one document at the end instead of the conversation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from pontoon.errors import InputError
+from pontoon.rules import RuleSet
+from pontoon.train.strategy import KEYS, MODES, Drill, Question
+
+QUIT = ("q", "quit", "exit")
+
+
+def add_options(
+    p: argparse.ArgumentParser, common: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    sub = p.add_subparsers(dest="drill", required=True, parser_class=type(p))
+    s = sub.add_parser("strategy", help="hands from a shoe, each decision graded exactly")
+    common(s)
+    s.add_argument("--hands", type=int, default=20, help="decisions to ask (default 20)")
+    s.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
+    s.add_argument("--mode", default="all", help=f"which decisions: {', '.join(MODES)}")
+    s.add_argument("--wager", type=int, default=500, help="wager in cents (11.2's bands)")
+
+
+def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    if args.hands < 1:
+        raise InputError(f"--hands must be at least 1, not {args.hands}")
+    if not rules.table_min <= args.wager <= rules.table_max:
+        raise InputError(
+            f"--wager must be {rules.table_min} to {rules.table_max} cents (15.2, 15.6)"
+        )
+    source = stdin if stdin is not None else sys.stdin
+    echo = not source.isatty()
+    quiet = args.json
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(text, flush=True)
+
+    def ask(q: Question) -> str | None:
+        legal = q.legal
+        while True:
+            if not quiet:
+                print(q.prompt, end="", flush=True)
+            line = source.readline()
+            if not line:
+                say("")
+                return None
+            word = line.strip().lower()
+            if echo:
+                say(word)
+            if word in QUIT:
+                return None
+            play = KEYS.get(word, word)
+            if play in legal:
+                return play
+            keys = ", ".join(f"{k} {a}" for k, a in KEYS.items() if a in legal)
+            say(f"  {word!r} is not a play here: choose {keys}, or q to stop.")
+
+    drill = Drill(rules, args.mode, args.seed, ask, say, wager=args.wager)
+    seed = f"seed {args.seed}" if args.seed is not None else "a fresh shuffle"
+    say(f"Strategy drill, {rules.name} ({seed}), mode {args.mode}: {args.hands} decisions.")
+    say("Working out the optimal chart...")
+    drill.grader.chart  # noqa: B018 (worked out before the first hand, not during it)
+    drill.run(args.hands)
+    if args.json:
+        print(json.dumps(drill.summary()))
+    else:
+        for line in drill.summary_lines():
+            say(line)
+    return 0
+
+
+__all__ = ["add_options", "strategy_command"]

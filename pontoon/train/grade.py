@@ -1,0 +1,158 @@
+"""Grading one decision against the exact analysis of that very hand.
+
+The figures are the hand calculator's (:func:`pontoon.analysis.report.hand_values`, what
+``pontoon analyze --hand`` prints): each legal action's expected value per unit wagered, from
+the full shoe, each followed by the composition-dependent best play. The best play is the
+highest of them; a decision's cost is the best value less the value of the play made (0 when
+it is the best). The optimal chart's play is given beside it (a learner of the chart sees
+where the chart itself gives a little away). A doubled hand's rescue (12) is valued as the
+walk values it: forfeiting the original wager against standing on both.
+
+>>> from pontoon.cards import parse_cards
+>>> from pontoon.rules import load_rules
+>>> g = Grader(load_rules("nz-pontoon"))
+>>> legal = ("hit", "stand", "double", "surrender")
+>>> grade = g.grade(parse_cards("7S 8D"), parse_cards("KC")[0], "stand", legal, "hit")
+>>> grade.best, grade.correct, round(grade.cost, 4)
+('hit', False, 0.149)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from pontoon.analysis.chart import Chart
+from pontoon.cards import Card
+from pontoon.hand import is_soft, total
+from pontoon.rules import RuleSet
+
+RESCUE = "rescue"
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One decision: the play made, the exact best, the chart's, and what the play cost (EV
+    lost per unit wagered); ``values``: every legal play's expected value."""
+
+    cell: str
+    answer: str
+    best: str
+    chart: str
+    cost: float
+    values: dict[str, float]
+
+    @property
+    def correct(self) -> bool:
+        return self.cost <= 1e-12
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "cell": self.cell,
+            "answer": self.answer,
+            "best": self.best,
+            "chart": self.chart,
+            "correct": self.correct,
+            "cost": self.cost,
+            "values": self.values,
+        }
+
+
+def cell_of(cards: Sequence[Card], up: Card, split_by: str, doubled: bool = False) -> str:
+    """The chart cell of a decision: its row (``H15``, ``S18``, ``P8``; ``X15`` for a doubled
+    hand's rescue) and the dealer's first card (``H15:T``).
+
+    >>> from pontoon.cards import parse_cards
+    >>> king = parse_cards("KC")[0]
+    >>> [cell_of(parse_cards(h), king, "value") for h in ("7S 8D", "AS 6D", "8S 8D")]
+    ['H15:T', 'S17:T', 'P8:T']
+    """
+    from pontoon.analysis.chart import pair_row, total_row
+    from pontoon.hand import is_pair
+
+    col = "A" if up.value == 1 else "T" if up.value == 10 else str(up.value)
+    if doubled:
+        row = f"X{total(cards)}"
+    elif len(cards) == 2 and is_pair(cards[0], cards[1], split_by):
+        row = pair_row(cards[0].value)
+    else:
+        row = total_row(total(cards), is_soft(cards))
+    return f"{row}:{col}"
+
+
+@dataclass
+class Grader:
+    """Grades decisions under ``rules`` at ``wager`` cents (figures cached by hand)."""
+
+    rules: RuleSet
+    wager: int = 500
+    _cache: dict[tuple[str, str, bool], dict[str, float]] = field(default_factory=dict)
+
+    @cached_property
+    def chart(self) -> Chart:
+        """The optimal chart of the rule set (worked out on first use)."""
+        from pontoon.analysis.basic import optimal_chart
+        from pontoon.analysis.game import Game
+
+        return optimal_chart(Game(self.rules, self.wager))
+
+    def values(self, cards: Sequence[Card], up: Card, doubled: bool = False) -> dict[str, float]:
+        """Every legal play's expected value per unit wagered (a doubled hand: stand or
+        rescue, per initial wager)."""
+        suits = any(c.value in (6, 7, 8) for c in (*cards, up))  # (11.1, 11.2 pay by suit)
+        named = [c.code if suits else str(c.value) for c in cards]
+        key = (" ".join(sorted(named)), up.code if suits else str(up.value), doubled)
+        if key not in self._cache:
+            self._cache[key] = self._rescue(cards, up) if doubled else self._hand(cards, up)
+        return self._cache[key]
+
+    def _hand(self, cards: Sequence[Card], up: Card) -> dict[str, float]:
+        from pontoon.analysis.report import hand_values
+
+        rep = hand_values(self.rules, ",".join(c.code for c in cards), up.code, wager=self.wager)
+        return dict(rep.values)
+
+    def _rescue(self, cards: Sequence[Card], up: Card) -> dict[str, float]:
+        """12: a doubled hand may forfeit its original wager instead of standing on both."""
+        from pontoon.analysis.composition import comp_of
+        from pontoon.analysis.game import Context, Game
+
+        values = [c.value for c in cards]
+        c = comp_of(values)
+        game = Game(self.rules, self.wager, within=c)
+        i = game.comps.index[c]
+        rows = game.rows(Context())
+        u = up.value - 1
+        norm = 1.0 - rows.pn[i, u] if game.peek else 1.0
+        stand = float(rows.table[i, u] @ game.coef2[i]) / norm
+        return {"stand": stand, RESCUE: float(-rows.f[i, u]) / norm}
+
+    def grade(
+        self,
+        cards: Sequence[Card],
+        up: Card,
+        answer: str,
+        legal: Sequence[str],
+        chart: str,
+        doubled: bool = False,
+    ) -> Grade:
+        """Grade ``answer`` for ``cards`` against ``up`` (``legal``: the plays the round
+        offers, in the engine's words; ``chart``: the optimal chart's play,
+        :func:`pontoon.sim.reference.chart_move`)."""
+        values = {a: v for a, v in self.values(cards, up, doubled).items() if a in legal}
+        best = max(values, key=values.__getitem__)
+        cost = values[best] - values[answer] if answer in values else float("nan")
+        return Grade(
+            cell_of(cards, up, self.rules.split_by, doubled),
+            answer,
+            best,
+            chart,
+            float(np.round(cost, 15)),
+            values,
+        )
+
+
+__all__ = ["RESCUE", "Grade", "Grader", "cell_of"]

@@ -1,0 +1,161 @@
+"""The strategy drill (pontoon/train/): each decision graded by the exact analysis of that very
+hand, the cost of a mistake the difference of the two plays' expected values, the weak cells
+brought back by the schedule, the modes, the scripted command and its refusals."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+
+import pytest
+
+from pontoon.analysis.report import hand_values
+from pontoon.cards import pack
+from pontoon.cli import main
+from pontoon.hand import is_pair, is_soft
+from pontoon.rules import RuleSet, load_rules
+from pontoon.train.strategy import Decision, Drill, Question
+
+CLASSIC1 = load_rules("classic-blackjack", {"decks": 1})
+
+
+def drill(rules: RuleSet, mode: str, seed: int, play: Callable[[Drill, Question], str]) -> Drill:
+    """A drill whose learner answers by ``play`` (told nothing but the question)."""
+    d: Drill
+
+    def ask(q: Question) -> str:
+        return play(d, q)
+
+    d = Drill(rules, mode, seed, ask, lambda _: None)
+    return d
+
+
+def best(d: Drill, q: Question) -> str:
+    values = {a: v for a, v in d.grader.values(q.cards, q.up, q.doubled).items() if a in q.legal}
+    return max(values, key=values.__getitem__)
+
+
+def test_the_cost_of_a_mistake_is_the_difference_of_the_two_plays_values() -> None:
+    """Every decision's cost is the hand calculator's EV of the best play less that of the
+    play made (`pontoon analyze --hand`), and the best is the highest of them."""
+    d = drill(CLASSIC1, "all", 5, lambda _, q: "stand" if "stand" in q.legal else q.legal[0])
+    d.run(12)
+    assert len(d.decisions) == 12
+    wrong = 0
+    for dec in d.decisions:
+        hand = ",".join(c.code for c in dec.cards)
+        values = hand_values(CLASSIC1, hand, dec.up.code).values
+        g = dec.grade
+        assert g.best == max(values, key=values.__getitem__)
+        assert g.cost == pytest.approx(values[g.best] - values[g.answer], abs=1e-12)
+        assert g.correct == (g.answer == g.best)
+        wrong += not g.correct
+    assert wrong > 0  # standing on everything is wrong somewhere in 12 decisions
+
+
+def test_a_learner_who_misses_one_row_sees_it_more_often() -> None:
+    """A scripted learner who plays every decision right but hard 12-16, which it always
+    stands on when hitting is best: in the weak-cells mode those cells come back on the
+    schedule, far more often than the shoe deals them."""
+
+    def misses(d: Drill, q: Question) -> str:
+        right = best(d, q)
+        weak = not q.doubled and not is_soft(list(q.cards)) and 12 <= d_total(q) <= 16
+        return "stand" if weak and right == "hit" else right
+
+    share = {}
+    for mode in ("all", "weak"):
+        d = drill(CLASSIC1, mode, 7, misses)
+        d.run(60)
+        missed = [dec for dec in d.decisions if not dec.grade.correct]
+        share[mode] = len(missed) / len(d.decisions)
+    assert share["weak"] > 2.5 * share["all"] and share["weak"] > 0.3, share
+
+
+def d_total(q: Question) -> int:
+    from pontoon.hand import total
+
+    return total(list(q.cards))
+
+
+def pair(d: Decision) -> bool:
+    return len(d.cards) == 2 and is_pair(d.cards[0], d.cards[1], "value")
+
+
+@pytest.mark.parametrize(
+    ("rules", "mode", "check"),
+    [
+        (CLASSIC1, "pairs", lambda d: pair(d) and "split" in d.grade.values),
+        (CLASSIC1, "soft", lambda d: is_soft(d.cards) and not pair(d)),
+        (CLASSIC1, "hard", lambda d: not is_soft(d.cards) and not pair(d)),
+        (load_rules("nz-pontoon"), "surrender", lambda d: "surrender" in d.grade.values),
+        (
+            load_rules("spanish-21", {"decks": 2}),
+            "rescue",
+            lambda d: d.grade.cell.startswith("X") and set(d.grade.values) == {"stand", "rescue"},
+        ),
+    ],
+    ids=["pairs", "soft", "hard", "surrender", "rescue-12"],
+)
+def test_each_mode_asks_only_its_decisions(
+    rules: RuleSet, mode: str, check: Callable[[Decision], bool]
+) -> None:
+    d = drill(rules, mode, 3, best)
+    d.run(4)
+    assert len(d.decisions) == 4
+    for dec in d.decisions:
+        assert check(dec), dec
+        assert dec.grade.correct  # the learner plays the best
+
+
+def test_a_composed_hand_leaves_the_shoe_whole() -> None:
+    """The weak-cells mode lays out cards composed for a cell; the shoe's own cards stay the
+    pack (none added to its discards, none lost)."""
+    d = drill(CLASSIC1, "weak", 11, lambda d, q: "stand" if "stand" in q.legal else q.legal[0])
+    d.run(30)
+    held = sorted(c.code for c in [*d.shoe._cards, *d.shoe.discards])
+    assert held == sorted(c.code for c in pack(CLASSIC1.deck, CLASSIC1.decks))
+
+
+def run(
+    args: list[str], text: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_scripted_drill_prints_its_json(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    args = ["train", "strategy", "--rules", "classic-blackjack", "--set", "decks=1"]
+    code, out, _ = run(
+        [*args, "--hands", "3", "--seed", "2", "--json"], "x\nh\ns\ns\ns\n", monkeypatch, capsys
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert len(doc["decisions"]) == 3
+    for dec in doc["decisions"]:
+        assert {"answer", "best", "correct", "cost"} <= set(dec)
+        assert dec["correct"] == (dec["cost"] == 0)
+    assert doc["accuracy"] == sum(d["correct"] for d in doc["decisions"]) / 3
+    code, out, _ = run([*args, "--hands", "3", "--seed", "2"], "h\nq\n", monkeypatch, capsys)
+    assert code == 0 and "1 decisions" in out  # q ends the drill with its summary
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mode", "bogus"], "unknown --mode 'bogus'"),
+        (["--hands", "0"], "--hands must be at least 1"),
+        (["--mode", "rescue"], "no rescue (12)"),
+        (["--wager", "1"], "--wager must be"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(
+    extra: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run(
+        ["train", "strategy", "--rules", "classic-blackjack", *extra], "", monkeypatch, capsys
+    )
+    assert code == 2 and message in err and err.count("\n") == 1, err
