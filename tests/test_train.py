@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from pontoon.cli import main
 from pontoon.hand import is_pair, is_soft
 from pontoon.rules import RuleSet, load_rules
 from pontoon.train.strategy import Decision, Drill, Question
+from tests.test_store import BACKENDS, fresh_database
 
 CLASSIC1 = load_rules("classic-blackjack", {"decks": 1})
 
@@ -159,3 +161,41 @@ def test_bad_options_exit_2_with_one_line(
         ["train", "strategy", "--rules", "classic-blackjack", *extra], "", monkeypatch, capsys
     )
     assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with fresh_database(request.param, tmp_path) as u:
+        yield u
+
+
+def test_a_learners_record_carries_the_weak_cells_to_the_next_session(
+    store: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    """Each graded decision is kept in the round store under the learner's name; the next
+    session's weak-cells schedule is rebuilt from them; `train progress` shows (and plots)
+    the sessions."""
+    args = ["train", "strategy", "--rules", "classic-blackjack", "--set", "decks=1"]
+    args += ["--learner", "ana", "--db", store, "--hands", "4", "--mode", "weak", "--json"]
+    always_stand = "s\n" * 40
+    code, out, _ = run([*args, "--seed", "1"], always_stand, monkeypatch, capsys)
+    first = json.loads(out)
+    assert code == 0 and first["weak_cells"]  # standing on everything misses somewhere
+    code, out, _ = run([*args, "--seed", "2"], always_stand, monkeypatch, capsys)
+    second = json.loads(out)
+    weak = set(first["weak_cells"])
+    assert {d["cell"] for d in second["decisions"]} & weak  # they came back
+    png = tmp_path / "progress.png"
+    prog = ["train", "progress", "--rules", "classic-blackjack", "--set", "decks=1", "--db", store]
+    code, out, _ = run(
+        [*prog, "--learner", "ana", "--output", str(png), "--json"], "", monkeypatch, capsys
+    )
+    sessions = json.loads(out)["sessions"]
+    assert code == 0 and [s["decisions"] for s in sessions] == [4, 4]
+    assert sessions[1]["accuracy"] == second["accuracy"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = run([*prog, "--learner", "nobody"], "", monkeypatch, capsys)
+    assert code == 2 and "no strategy drill of 'nobody'" in err

@@ -27,6 +27,7 @@ from sqlalchemy import (
     delete,
     event,
     func,
+    insert,
     inspect,
     select,
     text,
@@ -41,6 +42,7 @@ from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.schema import (
     HEAD,
+    drill_decisions,
     events,
     ledger,
     round_players,
@@ -589,6 +591,24 @@ class Store:
                     .order_by(sessions.c.player)
                 ).scalars()
             ]
+
+    # ------------------------------------------------------------------ learners
+    def record_decisions(self, rows: list[dict[str, Any]]) -> None:
+        """A drill's graded decisions (columns of ``drill_decisions``), in one transaction."""
+        if rows:
+            with self.write() as conn:
+                conn.execute(insert(drill_decisions), rows)
+
+    def learner_decisions(self, learner: str, drill: str, rules: str) -> list[dict[str, Any]]:
+        """Every decision ``learner`` made in ``drill`` under ``rules``, oldest first."""
+        c = drill_decisions.c
+        with self.read() as conn:
+            rows = conn.execute(
+                select(drill_decisions)
+                .where(c.learner == learner, c.drill == drill, c.rules == rules)
+                .order_by(c.id)
+            )
+            return [dict(r._mapping) for r in rows]
 
     def round_row(self, round_id: int) -> dict[str, Any] | None:
         with self.read() as conn:

@@ -9,14 +9,18 @@ a test checks that a migrated database and this metadata agree.
 ``shoe_states``   each table's shoe (its future order), kept out of everything players see
 ``sessions``      the table server's player sessions: a token's SHA-256 digest, table, player,
                   the id of the last message applied for it
+``drill_decisions`` each decision a learner made in a drill (``pontoon train``): the session,
+                  the rule set, the cell, the play made, the exact best, the chart's, its cost
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -28,7 +32,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0005"
+HEAD = "0006"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -132,4 +136,24 @@ sessions = Table(
     Column("created_at", String(32), nullable=False),
     Column("last_id", String(64), nullable=True),  # the last message applied (its "id")
     UniqueConstraint("table_id", "player", name="uq_sessions_table_player"),
+)
+
+drill_decisions = Table(
+    "drill_decisions",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("learner", String(200), nullable=False),
+    Column("drill", String(16), nullable=False),  # strategy
+    Column("session", String(32), nullable=False),  # when the drill began (UTC)
+    Column("rules", String(64), nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("hand", String(64), nullable=False),
+    Column("dealer", String(4), nullable=False),
+    Column("cell", String(16), nullable=False),
+    Column("answer", String(16), nullable=False),
+    Column("best", String(16), nullable=False),
+    Column("chart", String(16), nullable=False),
+    Column("correct", Boolean, nullable=False),
+    Column("cost", Float, nullable=False),  # expected value lost per unit wagered (not money)
+    Index("ix_drill_decisions_learner", "learner", "drill", "rules"),
 )

@@ -12,11 +12,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
+from pontoon.store.cli import DEFAULT_URL
 from pontoon.train.strategy import KEYS, MODES, Drill, Question
+
+if TYPE_CHECKING:
+    from pontoon.store.db import Store
 
 QUIT = ("q", "quit", "exit")
 
@@ -31,6 +35,54 @@ def add_options(
     s.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
     s.add_argument("--mode", default="all", help=f"which decisions: {', '.join(MODES)}")
     s.add_argument("--wager", type=int, default=500, help="wager in cents (11.2's bands)")
+    records(s)
+    g = sub.add_parser("progress", help="a learner's sessions: accuracy and EV lost (PNG)")
+    common(g)
+    records(g)
+    g.add_argument("--output", help="write the plot here (PNG)")
+
+
+def records(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--learner", help="keep the decisions under this name (the round store)")
+    p.add_argument("--db", metavar="URL", help=f"store URL (default {DEFAULT_URL} with --learner)")
+
+
+def _store(args: argparse.Namespace) -> Store:
+    from pontoon.store.db import Store
+
+    return Store(args.db or DEFAULT_URL)
+
+
+def train_command(rules: RuleSet, args: argparse.Namespace) -> int:
+    if args.drill == "progress":
+        return progress_command(rules, args)
+    return strategy_command(rules, args)
+
+
+def progress_command(rules: RuleSet, args: argparse.Namespace) -> int:
+    from pontoon.train.records import plot_progress, progress
+
+    if not args.learner:
+        raise InputError("train progress needs --learner NAME")
+    with _store(args) as store:
+        rows = store.learner_decisions(args.learner, "strategy", rules.name)
+    if not rows:
+        raise InputError(f"no strategy drill of {args.learner!r} under {rules.name} in the store")
+    sessions = progress(rows)
+    if args.output:
+        plot_progress(rows, args.learner, args.output)
+    if args.json:
+        print(json.dumps({"learner": args.learner, "rules": rules.name, "sessions": sessions}))
+        return 0
+    print(f"{args.learner}, strategy drill, {rules.name}:")
+    for i, s in enumerate(sessions, start=1):
+        print(
+            f"  {i:>3}. {s['session']}  {s['decisions']:>4} decisions  {s['accuracy']:>4.0%} right"
+            f"  EV lost {s['ev_lost_per_100']:.2f} wagers per 100"
+        )
+    if args.output:
+        print(f"Plot written to {args.output}.")
+    return 0
 
 
 def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
@@ -69,11 +121,27 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
             say(f"  {word!r} is not a play here: choose {keys}, or q to stop.")
 
     drill = Drill(rules, args.mode, args.seed, ask, say, wager=args.wager)
+    store = _store(args) if args.learner else None
+    if store is not None:
+        from pontoon.train.records import schedule_of
+
+        past = store.learner_decisions(args.learner, "strategy", rules.name)
+        drill.schedule = schedule_of(past)
+        weak = len(drill.schedule.levels)
+        say(f"{args.learner}: {len(past)} decisions before, {weak} weak cells.")
     seed = f"seed {args.seed}" if args.seed is not None else "a fresh shuffle"
     say(f"Strategy drill, {rules.name} ({seed}), mode {args.mode}: {args.hands} decisions.")
     say("Working out the optimal chart...")
     drill.grader.chart  # noqa: B018 (worked out before the first hand, not during it)
-    drill.run(args.hands)
+    try:
+        drill.run(args.hands)
+    finally:
+        if store is not None:
+            from pontoon.train.records import rows_of, session_stamp
+
+            rows = rows_of(args.learner, session_stamp(), rules.name, args.mode, drill.decisions)
+            store.record_decisions(rows)
+            store.close()
     if args.json:
         print(json.dumps(drill.summary()))
     else:
@@ -82,4 +150,4 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
     return 0
 
 
-__all__ = ["add_options", "strategy_command"]
+__all__ = ["add_options", "progress_command", "strategy_command", "train_command"]
