@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from pontoon.cards import pack
 from pontoon.cli import main
 from pontoon.hand import is_pair, is_soft
 from pontoon.rules import RuleSet, load_rules
+from pontoon.sim.counting import Counting
+from pontoon.train.count import CountDrill
 from pontoon.train.strategy import Decision, Drill, Question
 from tests.test_store import BACKENDS, fresh_database
 
@@ -199,3 +202,66 @@ def test_a_learners_record_carries_the_weak_cells_to_the_next_session(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, _, err = run([*prog, "--learner", "nobody"], "", monkeypatch, capsys)
     assert code == 2 and "no strategy drill of 'nobody'" in err
+
+
+# ---------------------------------------------------------------- the counting drill
+
+HI_LO = {**dict.fromkeys("23456", 1), **dict.fromkeys("789", 0), **dict.fromkeys("TJQKA", -1)}
+
+
+class Counter:
+    """A scripted counter who keeps hi-lo from the cards it is shown (a shuffle restarts it),
+    reads the rack to a tenth of a deck (the true count held to -10..+10), and is off by ``slip`` every ``every``-th running count."""
+
+    def __init__(self, decks: int, deck_size: int, slip: int = 0, every: int = 0) -> None:
+        self.running, self.decks, self.deck_size = 0, decks, deck_size
+        self.slip, self.every, self.asked = slip, every, 0
+
+    def say(self, text: str) -> None:
+        if text.startswith("Shuffle"):
+            self.running = 0
+
+    def ask(self, prompt: str) -> int:
+        if "true count" in prompt:
+            rack = float(prompt.split("rack ")[1].split(" decks")[0])
+            return min(max(math.floor(self.running / max(self.decks - rack, 0.5)), -10), 10)
+        cards = prompt.split("   ")[0].split()
+        self.running += sum(HI_LO[c[0]] for c in cards)
+        self.asked += 1
+        off = self.slip if self.every and self.asked % self.every == 0 else 0
+        return self.running + off
+
+
+@pytest.mark.parametrize("pace", ["1", "2", "round"])
+def test_a_counter_who_keeps_hi_lo_is_graded_right(pace: str) -> None:
+    """The running count is the tags' sum since the shuffle (kept independently here from the
+    cards shown); the true count, the running count per deck left read from the rack, 48-card
+    decks understood (nz-pontoon's Spanish shoe); a slip is graded wrong."""
+    rules = load_rules("nz-pontoon", {"decks": 1, "penetration": 0.5})
+    c = Counter(rules.decks, 48)
+    d = CountDrill(rules, Counting.builtin("hi-lo"), pace, 4, c.ask, c.say)
+    d.run(40)  # one deck cut at half: several shuffles
+    assert len(d.answers) == 40 and all(a.correct for a in d.answers)
+    assert any(a.true_answer is not None for a in d.answers)
+    slips = Counter(rules.decks, 48, slip=1, every=5)
+    d = CountDrill(rules, Counting.builtin("hi-lo"), pace, 4, slips.ask, slips.say)
+    d.run(20)
+    wrong = [k for k, a in enumerate(d.answers, start=1) if not a.correct]
+    assert wrong == [5, 10, 15, 20]
+
+
+def test_the_count_drill_json_and_refusals(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    args = ["train", "count", "--hands", "3", "--seed", "1", "--json"]
+    code, out, _ = run(args, "x\n0\n0\n0\n0\n", monkeypatch, capsys)
+    doc = json.loads(out)
+    assert code == 0 and len(doc["decisions"]) == 3
+    for dec in doc["decisions"]:
+        assert {"answer", "best", "correct", "cost"} <= set(dec)
+    assert "true_count" in doc["decisions"][2]  # every third
+    for extra, message in (
+        (["--pace", "3"], "unknown --pace '3'"),
+        (["--count", "nowhere.toml"], "no counting system 'nowhere.toml'"),
+        (["--hands", "0"], "--hands must be at least 1"),
+    ):
+        code, _, err = run(["train", "count", *extra], "", monkeypatch, capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err

@@ -36,6 +36,13 @@ def add_options(
     s.add_argument("--mode", default="all", help=f"which decisions: {', '.join(MODES)}")
     s.add_argument("--wager", type=int, default=500, help="wager in cents (11.2's bands)")
     records(s)
+    c = sub.add_parser("count", help="keep the running and true count of real rounds' cards")
+    common(c)
+    c.add_argument("--count", default="hi-lo", help="hi-lo or a TOML counting file (tags)")
+    c.add_argument("--pace", default="1", help="cards shown at once: 1, 2 or round")
+    c.add_argument("--hands", type=int, default=20, help="running counts to give (default 20)")
+    c.add_argument("--true-every", type=int, default=3, help="the true count every K (default 3)")
+    c.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
     g = sub.add_parser("progress", help="a learner's sessions: accuracy and EV lost (PNG)")
     common(g)
     records(g)
@@ -56,7 +63,62 @@ def _store(args: argparse.Namespace) -> Store:
 def train_command(rules: RuleSet, args: argparse.Namespace) -> int:
     if args.drill == "progress":
         return progress_command(rules, args)
+    if args.drill == "count":
+        return count_command(rules, args)
     return strategy_command(rules, args)
+
+
+def _reader(stdin: TextIO | None, quiet: bool) -> tuple[TextIO, Callable[[str], None], bool]:
+    """The answers' source, the drill's voice, and whether answers are echoed (piped)."""
+    source = stdin if stdin is not None else sys.stdin
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(text, flush=True)
+
+    return source, say, not source.isatty()
+
+
+def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    from pontoon.sim.counting import Counting
+    from pontoon.train.count import CountDrill
+
+    if args.hands < 1:
+        raise InputError(f"--hands must be at least 1, not {args.hands}")
+    source, say, echo = _reader(stdin, args.json)
+
+    def ask(prompt: str) -> int | None:
+        while True:
+            if not args.json:
+                print(prompt, end="", flush=True)
+            line = source.readline()
+            if not line:
+                say("")
+                return None
+            word = line.strip().lower()
+            if echo:
+                say(word)
+            if word in QUIT:
+                return None
+            try:
+                return int(word)
+            except ValueError:
+                say(f"  {word!r} is not a whole number: give the count (e.g. -2, 0, +3), or q.")
+
+    drill = CountDrill(
+        rules, Counting.read(args.count), args.pace, args.seed, ask, say, true_every=args.true_every
+    )
+    say(
+        f"Counting drill, {rules.name}, {drill.counting.name}, {args.pace} at a time: give the "
+        f"running count after each showing, and the true count when asked."
+    )
+    drill.run(args.hands)
+    s = drill.summary()
+    if args.json:
+        print(json.dumps(s))
+    elif s["accuracy"] is not None:
+        say(f"{len(s['decisions'])} counts, {s['accuracy']:.0%} right.")
+    return 0
 
 
 def progress_command(rules: RuleSet, args: argparse.Namespace) -> int:
@@ -92,13 +154,8 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
         raise InputError(
             f"--wager must be {rules.table_min} to {rules.table_max} cents (15.2, 15.6)"
         )
-    source = stdin if stdin is not None else sys.stdin
-    echo = not source.isatty()
     quiet = args.json
-
-    def say(text: str) -> None:
-        if not quiet:
-            print(text, flush=True)
+    source, say, echo = _reader(stdin, quiet)
 
     def ask(q: Question) -> str | None:
         legal = q.legal
@@ -150,4 +207,4 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
     return 0
 
 
-__all__ = ["add_options", "progress_command", "strategy_command", "train_command"]
+__all__ = ["add_options", "count_command", "progress_command", "strategy_command", "train_command"]
