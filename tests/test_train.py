@@ -211,7 +211,8 @@ HI_LO = {**dict.fromkeys("23456", 1), **dict.fromkeys("789", 0), **dict.fromkeys
 
 class Counter:
     """A scripted counter who keeps hi-lo from the cards it is shown (a shuffle restarts it),
-    reads the rack to a tenth of a deck (the true count held to -10..+10), and is off by ``slip`` every ``every``-th running count."""
+    reads the rack to a tenth of a deck (the true count held to -10..+10), and is off by
+    ``slip`` every ``every``-th running count."""
 
     def __init__(self, decks: int, deck_size: int, slip: int = 0, every: int = 0) -> None:
         self.running, self.decks, self.deck_size = 0, decks, deck_size
