@@ -17,8 +17,10 @@ from pontoon.cards import pack
 from pontoon.cli import main
 from pontoon.hand import is_pair, is_soft
 from pontoon.rules import RuleSet, load_rules
+from pontoon.scenario import load_scenario, play_scenario, result_document
 from pontoon.sim.counting import Counting
 from pontoon.train.count import CountDrill
+from pontoon.train.dealer import WHAT, asks_of, grade_answer
 from pontoon.train.strategy import Decision, Drill, Question
 from tests.test_store import BACKENDS, fresh_database
 
@@ -265,4 +267,74 @@ def test_the_count_drill_json_and_refusals(monkeypatch: pytest.MonkeyPatch, caps
         (["--hands", "0"], "--hands must be at least 1"),
     ):
         code, _, err = run(["train", "count", *extra], "", monkeypatch, capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+# ---------------------------------------------------------------- the dealer drill
+
+SCENARIOS = Path(__file__).parent / "data" / "scenarios"
+
+
+def settled_scenarios() -> list[Path]:
+    return [
+        f
+        for f in sorted(SCENARIOS.glob("*.json"))
+        if "error" not in json.loads(f.read_text())["expect"]
+    ]
+
+
+@pytest.mark.parametrize("path", settled_scenarios(), ids=lambda p: p.stem)
+def test_the_dealer_drills_answers_are_the_engines_settlements(path: Path) -> None:
+    """For every scenario that settles: the drill asks each wager in layout order, and what
+    it holds right is the engine's settlement (the round's document); a player's answers add
+    up to the net the scenario was written to expect from the Gazette; a procedure asked is
+    the one the engine applied."""
+    data = load_scenario(path)
+    doc = result_document(play_scenario(data))
+    asks = asks_of(play_scenario(data))
+    wagers = [a for a in asks if a.rule is None]
+    expected = [
+        w["net"]
+        for box in doc["boxes"]
+        for w in [
+            *(w for h in box["hands"] for w in h["wagers"]),
+            *box["insurance"],
+            *box["super_sevens"],
+        ]
+    ]
+    assert [a.cents for a in wagers][: len(expected)] == expected
+    nets: dict[str, int] = {}
+    for a in wagers:
+        assert a.player is not None
+        nets[a.player] = nets.get(a.player, 0) + a.cents
+    assert nets == data["expect"]["net"]
+    rules = [
+        e["rule"] for e in doc["events"] if e["kind"] == "irregularity" and e["detail"] in WHAT
+    ]
+    assert [a.rule for a in asks if a.rule is not None] == rules
+    for a in asks:  # the right answer is right, a wrong one wrong
+        right = a.rule if a.rule is not None else f"{a.cents / 100:+.2f}"
+        assert grade_answer(a, right)
+        assert not grade_answer(a, "99.1" if a.rule is not None else f"{a.cents / 100 + 1:+.2f}")
+        if a.odds is not None:
+            odds = f"{a.odds.numerator}:{a.odds.denominator}"
+            assert grade_answer(a, f"{odds} {right}") and not grade_answer(a, f"7:1 {right}")
+
+
+def test_the_dealer_drill_command(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    one = SCENARIOS / "11_1_three_card_bonuses_678_suited_777_spades_777_mixed.json"
+    args = ["train", "dealer", "--scenarios", str(one), "--json", "--hands", "2"]
+    code, out, _ = run(args, "ten dollars\n0\n0\n", monkeypatch, capsys)
+    doc = json.loads(out)
+    assert code == 0 and len(doc["decisions"]) == 2  # a malformed amount is asked again
+    assert {"answer", "best", "correct", "cost"} <= set(doc["decisions"][0])
+    code, out, _ = run(
+        ["train", "dealer", "--seed", "1", "--hands", "3"], "0\n0\n0\n", monkeypatch, capsys
+    )
+    assert code == 0 and "3 answers" in out
+    for extra, message in (
+        (["--scenarios", "nowhere.json"], "cannot read nowhere.json"),
+        (["--hands", "0"], "--hands must be at least 1"),
+    ):
+        code, _, err = run(["train", "dealer", *extra], "", monkeypatch, capsys)
         assert code == 2 and message in err and err.count("\n") == 1, err

@@ -43,6 +43,11 @@ def add_options(
     c.add_argument("--hands", type=int, default=20, help="running counts to give (default 20)")
     c.add_argument("--true-every", type=int, default=3, help="the true count every K (default 3)")
     c.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
+    r = sub.add_parser("dealer", help="name each wager's settlement and the procedure (16)")
+    common(r)
+    r.add_argument("--scenarios", help="scenario files (a folder or one file) to drill on")
+    r.add_argument("--hands", type=int, default=20, help="questions to answer (default 20)")
+    r.add_argument("--seed", type=int, help="seed the shoe of dealt rounds")
     g = sub.add_parser("progress", help="a learner's sessions: accuracy and EV lost (PNG)")
     common(g)
     records(g)
@@ -65,6 +70,8 @@ def train_command(rules: RuleSet, args: argparse.Namespace) -> int:
         return progress_command(rules, args)
     if args.drill == "count":
         return count_command(rules, args)
+    if args.drill == "dealer":
+        return dealer_command(rules, args)
     return strategy_command(rules, args)
 
 
@@ -77,6 +84,39 @@ def _reader(stdin: TextIO | None, quiet: bool) -> tuple[TextIO, Callable[[str], 
             print(text, flush=True)
 
     return source, say, not source.isatty()
+
+
+def dealer_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    from pontoon.train.dealer import DealerDrill, dealt_rounds, scenario_rounds
+
+    if args.hands < 1:
+        raise InputError(f"--hands must be at least 1, not {args.hands}")
+    source, say, echo = _reader(stdin, args.json)
+
+    def ask(prompt: str) -> str | None:
+        if not args.json:
+            print(prompt, end="", flush=True)
+        line = source.readline()
+        if not line:
+            say("")
+            return None
+        word = line.strip()
+        if echo:
+            say(word)
+        return None if word.lower() in QUIT else word
+
+    rounds = dealt_rounds(rules, args.seed)
+    if args.scenarios:
+        rounds = iter(scenario_rounds(args.scenarios))
+    drill = DealerDrill(rounds, ask, say)
+    say("Dealer drill: what each wager nets in dollars (+15, -10, 0; the odds first: 3:2 +15).")
+    drill.run(args.hands)
+    s = drill.summary()
+    if args.json:
+        print(json.dumps(s))
+    elif s["accuracy"] is not None:
+        say(f"{len(s['decisions'])} answers, {s['accuracy']:.0%} right.")
+    return 0
 
 
 def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
@@ -207,4 +247,11 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
     return 0
 
 
-__all__ = ["add_options", "count_command", "progress_command", "strategy_command", "train_command"]
+__all__ = [
+    "add_options",
+    "count_command",
+    "dealer_command",
+    "progress_command",
+    "strategy_command",
+    "train_command",
+]
