@@ -54,6 +54,7 @@ from .protocol import (
     parse,
 )
 from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
+from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
 
 STATIC = Path(__file__).parent / "static"
@@ -442,6 +443,7 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    train_routes(app, STATIC)
 
     @app.get("/api/tables")
     async def list_tables() -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ first card are laid out, and every later card comes from the shoe.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -176,17 +176,30 @@ class Drill:
 
     # ------------------------------------------------------------------ the drill
     def run(self, decisions: int) -> None:
-        """Deal rounds until ``decisions`` have been asked or the learner stops."""
+        """Deal rounds until ``decisions`` have been asked or the learner stops, asking by
+        ``ask``."""
+        steps = self.steps(decisions)
+        try:
+            question = next(steps)
+            while True:
+                question = steps.send(self.ask(question))
+        except StopIteration:
+            return
+
+    def steps(self, decisions: int) -> Generator[Question, str | None, None]:
+        """The drill as a generator: it yields each question and is sent the learner's play
+        (None: the learner stops); it ends when ``decisions`` have been asked."""
         dealt = 0
         while len(self.decisions) < decisions:
             if dealt > ROUNDS_PER_DECISION * decisions:
                 raise InputError(f"--mode {self.mode}: no decision of that kind came up")
             dealt += 1
-            if not self.play_round(decisions):
+            stopped = yield from self.play_round(decisions)
+            if stopped:
                 return
 
-    def play_round(self, decisions: int) -> bool:
-        """One round; False when the learner stops."""
+    def play_round(self, decisions: int) -> Generator[Question, str | None, bool]:
+        """One round, yielding its questions; True when the learner stops."""
         from pontoon.sim.reference import chart_move
 
         cell = self.schedule.due() if self.mode == "weak" else None
@@ -216,9 +229,11 @@ class Drill:
             question = Question(
                 tuple(hand.cards), up, tuple(legal), hand.doubled, self.prompt(hand, legal)
             )
-            answer = self.ask(question)
+            answer = yield question
             if answer is None:
-                return False
+                return True
+            if answer not in legal:
+                raise InputError(f"{answer!r} is not a play here: {', '.join(legal)}")
             grade = self.grader.grade(
                 hand.cards, up, answer, legal, chart.action.value, hand.doubled
             )
@@ -237,7 +252,7 @@ class Drill:
                 f"You {hands}, dealer {dealer} ({total(rnd.dealer)}): "
                 f"the round nets {signed(rnd.net(LEARNER))}."
             )
-        return True
+        return False
 
     def asked(self, hand: Hand, legal: list[str]) -> bool:
         """Whether the drill's mode asks this decision (split hands never)."""
