@@ -338,3 +338,28 @@ def test_the_dealer_drill_command(monkeypatch: pytest.MonkeyPatch, capsys) -> No
     ):
         code, _, err = run(["train", "dealer", *extra], "", monkeypatch, capsys)
         assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_the_counting_and_dealer_drills_are_kept_too(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    keep = ["--learner", "bo", "--db", db, "--seed", "1", "--json"]
+    code, out, _ = run(
+        ["train", "count", "--hands", "3", *keep], "0\n0\n0\n0\n", monkeypatch, capsys
+    )
+    counted = json.loads(out)
+    code, out, _ = run(["train", "dealer", "--hands", "2", *keep], "0\n0\n", monkeypatch, capsys)
+    dealt = json.loads(out)
+    for drill, doc in (("count", counted), ("dealer", dealt)):
+        args = ["train", "progress", "--drill", drill, "--learner", "bo", "--db", db, "--json"]
+        code, out, _ = run(args, "", monkeypatch, capsys)
+        (session,) = json.loads(out)["sessions"]
+        assert code == 0 and session["decisions"] == len(doc["decisions"])
+        assert session["accuracy"] == doc["accuracy"]
+    code, _, err = run(
+        ["train", "progress", "--drill", "poker", "--learner", "bo"], "", monkeypatch, capsys
+    )
+    assert code == 2 and "unknown --drill 'poker'" in err

@@ -599,15 +599,17 @@ class Store:
             with self.write() as conn:
                 conn.execute(insert(drill_decisions), rows)
 
-    def learner_decisions(self, learner: str, drill: str, rules: str) -> list[dict[str, Any]]:
-        """Every decision ``learner`` made in ``drill`` under ``rules``, oldest first."""
+    def learner_decisions(
+        self, learner: str, drill: str, rules: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every decision ``learner`` made in ``drill`` (under ``rules``, or any), oldest
+        first."""
         c = drill_decisions.c
+        where = [c.learner == learner, c.drill == drill]
+        if rules is not None:
+            where.append(c.rules == rules)
         with self.read() as conn:
-            rows = conn.execute(
-                select(drill_decisions)
-                .where(c.learner == learner, c.drill == drill, c.rules == rules)
-                .order_by(c.id)
-            )
+            rows = conn.execute(select(drill_decisions).where(*where).order_by(c.id))
             return [dict(r._mapping) for r in rows]
 
     def round_row(self, round_id: int) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
@@ -43,14 +43,19 @@ def add_options(
     c.add_argument("--hands", type=int, default=20, help="running counts to give (default 20)")
     c.add_argument("--true-every", type=int, default=3, help="the true count every K (default 3)")
     c.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
+    records(c)
     r = sub.add_parser("dealer", help="name each wager's settlement and the procedure (16)")
     common(r)
     r.add_argument("--scenarios", help="scenario files (a folder or one file) to drill on")
     r.add_argument("--hands", type=int, default=20, help="questions to answer (default 20)")
     r.add_argument("--seed", type=int, help="seed the shoe of dealt rounds")
+    records(r)
     g = sub.add_parser("progress", help="a learner's sessions: accuracy and EV lost (PNG)")
     common(g)
     records(g)
+    g.add_argument(
+        "--drill", dest="which", default="strategy", help="strategy (default), count or dealer"
+    )
     g.add_argument("--output", help="write the plot here (PNG)")
 
 
@@ -63,6 +68,16 @@ def _store(args: argparse.Namespace) -> Store:
     from pontoon.store.db import Store
 
     return Store(args.db or DEFAULT_URL)
+
+
+def _keep(args: argparse.Namespace, drill: str, rules: str, mode: str, docs: list[Any]) -> None:
+    """A counting or dealer drill's answers into the learner's record (with --learner)."""
+    if not args.learner:
+        return
+    from pontoon.train.records import answer_rows, session_stamp
+
+    with _store(args) as store:
+        store.record_decisions(answer_rows(args.learner, drill, session_stamp(), rules, mode, docs))
 
 
 def train_command(rules: RuleSet, args: argparse.Namespace) -> int:
@@ -112,6 +127,7 @@ def dealer_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | Non
     say("Dealer drill: what each wager nets in dollars (+15, -10, 0; the odds first: 3:2 +15).")
     drill.run(args.hands)
     s = drill.summary()
+    _keep(args, "dealer", "scenarios" if args.scenarios else rules.name, "", s["decisions"])
     if args.json:
         print(json.dumps(s))
     elif s["accuracy"] is not None:
@@ -154,6 +170,7 @@ def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None
     )
     drill.run(args.hands)
     s = drill.summary()
+    _keep(args, "count", rules.name, f"{drill.counting.name} {args.pace}", s["decisions"])
     if args.json:
         print(json.dumps(s))
     elif s["accuracy"] is not None:
@@ -162,25 +179,30 @@ def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None
 
 
 def progress_command(rules: RuleSet, args: argparse.Namespace) -> int:
-    from pontoon.train.records import plot_progress, progress
+    from pontoon.train.records import COST, DRILLS, plot_progress, progress
 
     if not args.learner:
         raise InputError("train progress needs --learner NAME")
+    if args.which not in DRILLS:
+        raise InputError(f"unknown --drill {args.which!r}: choose one of {', '.join(DRILLS)}")
+    label = rules.name if args.which == "strategy" else None  # (a count is any rule set's)
     with _store(args) as store:
-        rows = store.learner_decisions(args.learner, "strategy", rules.name)
+        rows = store.learner_decisions(args.learner, args.which, label)
     if not rows:
-        raise InputError(f"no strategy drill of {args.learner!r} under {rules.name} in the store")
+        under = f" under {label}" if label else ""
+        raise InputError(f"no {args.which} drill of {args.learner!r}{under} in the store")
     sessions = progress(rows)
     if args.output:
-        plot_progress(rows, args.learner, args.output)
+        plot_progress(rows, args.learner, args.output, args.which)
     if args.json:
-        print(json.dumps({"learner": args.learner, "rules": rules.name, "sessions": sessions}))
+        doc = {"learner": args.learner, "drill": args.which, "rules": label, "sessions": sessions}
+        print(json.dumps(doc))
         return 0
-    print(f"{args.learner}, strategy drill, {rules.name}:")
+    print(f"{args.learner}, {args.which} drill{f', {label}' if label else ''}:")
     for i, s in enumerate(sessions, start=1):
         print(
             f"  {i:>3}. {s['session']}  {s['decisions']:>4} decisions  {s['accuracy']:>4.0%} right"
-            f"  EV lost {s['ev_lost_per_100']:.2f} wagers per 100"
+            f"  {COST[args.which]}: {s['ev_lost_per_100']:.2f}"
         )
     if args.output:
         print(f"Plot written to {args.output}.")

@@ -72,6 +72,7 @@ class CountAnswer:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "kind": "running" if self.true_answer is None else "running and true",
             "cards": " ".join(c.code for c in self.cards),
             "answer": self.answer,
             "best": self.running,

@@ -72,6 +72,7 @@ class DealerAnswer:
         a = self.ask
         best = a.rule if a.rule is not None else signed(a.cents)
         out: dict[str, Any] = {
+            "kind": "procedure" if a.rule is not None else "payout",
             "question": a.text,
             "answer": self.answer,
             "best": best,

@@ -9,7 +9,7 @@ session to the next, and from SQLite to PostgreSQL with the records.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Final
 
 from pontoon.train.schedule import Schedule
 from pontoon.train.strategy import Decision
@@ -20,27 +20,70 @@ def session_stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+DRILLS = ("strategy", "count", "dealer")
+COST: Final = {  # what a drill's cost is, for the plot
+    "strategy": "EV lost per 100 decisions (wagers)",
+    "count": "counts off, per 100 answers",
+    "dealer": "dollars misnamed, per 100 answers",
+}
+
+
+def row(
+    learner: str, drill: str, session: str, rules: str, mode: str, **fields: Any
+) -> dict[str, Any]:
+    """One row of ``drill_decisions`` (the text fields cut to their columns' sizes)."""
+    out: dict[str, Any] = {"learner": learner, "drill": drill, "session": session}
+    out.update(rules=rules, mode=mode)
+    out.update(hand="", dealer="", cell="", answer="", best="", chart="", correct=False, cost=0.0)
+    out.update(fields)
+    for name, size in (("hand", 64), ("dealer", 4), ("cell", 16), ("answer", 16), ("best", 16)):
+        out[name] = str(out[name])[:size]
+    return out
+
+
 def rows_of(
     learner: str, session: str, rules: str, mode: str, decisions: list[Decision]
 ) -> list[dict[str, Any]]:
     """The store's rows (``drill_decisions``) of a strategy drill's decisions."""
     return [
-        {
-            "learner": learner,
-            "drill": "strategy",
-            "session": session,
-            "rules": rules,
-            "mode": mode,
-            "hand": " ".join(c.code for c in d.cards),
-            "dealer": d.up.code,
-            "cell": d.grade.cell,
-            "answer": d.grade.answer,
-            "best": d.grade.best,
-            "chart": d.grade.chart,
-            "correct": d.grade.correct,
-            "cost": d.grade.cost,
-        }
+        row(
+            learner,
+            "strategy",
+            session,
+            rules,
+            mode,
+            hand=" ".join(c.code for c in d.cards),
+            dealer=d.up.code,
+            cell=d.grade.cell,
+            answer=d.grade.answer,
+            best=d.grade.best,
+            chart=d.grade.chart,
+            correct=d.grade.correct,
+            cost=d.grade.cost,
+        )
         for d in decisions
+    ]
+
+
+def answer_rows(
+    learner: str, drill: str, session: str, rules: str, mode: str, docs: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The rows of the counting or the dealer drill's answers (their ``--json`` decisions)."""
+    return [
+        row(
+            learner,
+            drill,
+            session,
+            rules,
+            mode,
+            hand=d.get("cards", d.get("question", "")),
+            cell=d["kind"],
+            answer=d["answer"],
+            best=d["best"],
+            correct=d["correct"],
+            cost=float(d["cost"]),
+        )
+        for d in docs
     ]
 
 
@@ -72,8 +115,10 @@ def progress(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def plot_progress(rows: list[dict[str, Any]], learner: str, path: str) -> None:
-    """Accuracy and EV lost per 100 decisions, session by session, as a PNG."""
+def plot_progress(
+    rows: list[dict[str, Any]], learner: str, path: str, drill: str = "strategy"
+) -> None:
+    """Accuracy and the cost per 100 decisions, session by session, as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,13 +133,22 @@ def plot_progress(rows: list[dict[str, Any]], learner: str, path: str) -> None:
     left.set_ylim(0, 100)
     right = left.twinx()
     right.plot(x, [s["ev_lost_per_100"] for s in sessions], "s--", color="tab:red")
-    right.set_ylabel("EV lost per 100 decisions (wagers)", color="tab:red")
+    right.set_ylabel(COST[drill], color="tab:red")
     right.set_ylim(bottom=0)
     left.set_xticks(x)
-    left.set_title(f"Strategy drill: {learner}")
+    left.set_title(f"{drill.capitalize()} drill: {learner}")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
-__all__ = ["plot_progress", "progress", "rows_of", "schedule_of", "session_stamp"]
+__all__ = [
+    "DRILLS",
+    "answer_rows",
+    "plot_progress",
+    "progress",
+    "row",
+    "rows_of",
+    "schedule_of",
+    "session_stamp",
+]
