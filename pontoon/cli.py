@@ -124,9 +124,9 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from pontoon.train.commands import strategy_command
+    from pontoon.train.commands import train_command
 
-    return strategy_command(_rules(args), args)
+    return train_command(_rules(args), args)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

@@ -253,7 +253,11 @@ def test_a_counter_who_keeps_hi_lo_is_graded_right(pace: str) -> None:
     assert wrong == [5, 10, 15, 20]
 
 
-def test_the_count_drill_json_and_refusals(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_count_drill_json_and_refusals(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:  # type: ignore[no-untyped-def]
     args = ["train", "count", "--hands", "3", "--seed", "1", "--json"]
     code, out, _ = run(args, "x\n0\n0\n0\n0\n", monkeypatch, capsys)
     doc = json.loads(out)
@@ -261,6 +265,10 @@ def test_the_count_drill_json_and_refusals(monkeypatch: pytest.MonkeyPatch, caps
     for dec in doc["decisions"]:
         assert {"answer", "best", "correct", "cost"} <= set(dec)
     assert "true_count" in doc["decisions"][2]  # every third
+    tags = tmp_path / "tags.toml"  # tags alone: the drill bets nothing, so needs no ramp
+    tags.write_text("tags = { A = -1, 2 = 1, 3 = 1, 4 = 2, 5 = 2, 6 = 2, 7 = 1, T = -2 }\n")
+    code, out, _ = run([*args, "--count", str(tags)], "0\n" * 4, monkeypatch, capsys)
+    assert code == 0 and json.loads(out)["count"] == "tags"
     for extra, message in (
         (["--pace", "3"], "unknown --pace '3'"),
         (["--count", "nowhere.toml"], "no counting system 'nowhere.toml'"),

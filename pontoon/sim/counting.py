@@ -55,7 +55,9 @@ class Counting:
         return cls.from_dict(HI_LO, name)
 
     @classmethod
-    def read(cls, source: str) -> Counting:
+    def read(cls, source: str, tags_only: bool = False) -> Counting:
+        """The built-in ``hi-lo`` or a TOML file; ``tags_only``: a file may leave out the
+        ``ramp`` (a counting drill bets nothing: one unit at every count)."""
         if source == "hi-lo":
             return cls.builtin(source)
         path = Path(source)
@@ -65,6 +67,8 @@ class Counting:
             data = tomllib.loads(path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise InputError(f"{source}: not a TOML counting file ({exc})") from None
+        if tags_only and isinstance(data, dict):
+            data.setdefault("ramp", {"0": 1})
         return cls.from_dict(data, path.stem)
 
     @classmethod

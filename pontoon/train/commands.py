@@ -162,7 +162,13 @@ def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None
                 say(f"  {word!r} is not a whole number: give the count (e.g. -2, 0, +3), or q.")
 
     drill = CountDrill(
-        rules, Counting.read(args.count), args.pace, args.seed, ask, say, true_every=args.true_every
+        rules,
+        Counting.read(args.count, tags_only=True),
+        args.pace,
+        args.seed,
+        ask,
+        say,
+        true_every=args.true_every,
     )
     say(
         f"Counting drill, {rules.name}, {drill.counting.name}, {args.pace} at a time: give the "
