@@ -90,3 +90,23 @@ def test_the_drill_api_refuses_what_it_cannot_do(tmp_path: Path) -> None:
         assert done["grade"]["answer"] == doc["question"]["legal"][0]
         r = client.post(f"/api/train/{doc['id']}", json={"answer": "stand"})
         assert r.status_code == 400 and "no such drill" in r.json()["error"]
+
+
+def test_a_named_learners_web_drill_is_kept(tmp_path: Path) -> None:
+    """With a name, the page's decisions go to the server's store, and the next drill's weak
+    cells come from them (as `train strategy --learner`)."""
+    from pontoon.store.db import Store
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with TestClient(create_app(url, [], SUPERVISOR)) as client:
+        body = {"rules": "classic-blackjack", "hands": 2, "seed": 1, "learner": "ana"}
+        doc = client.post("/api/train", json=body).json()
+        while doc["question"] is not None:
+            q = doc["question"]
+            worst = "stand" if "stand" in q["legal"] else q["legal"][0]
+            doc = client.post(f"/api/train/{doc['id']}", json={"answer": worst}).json()
+        graded = doc["summary"]["decisions"]
+    with Store(url) as store:
+        rows = store.learner_decisions("ana", "strategy", "classic-blackjack")
+    assert [r["cell"] for r in rows] == [d["cell"] for d in graded]
+    assert [r["correct"] for r in rows] == [d["correct"] for d in graded]

@@ -443,7 +443,7 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    train_routes(app, STATIC)
+    train_routes(app, STATIC, lambda: hub().store)
 
     @app.get("/api/tables")
     async def list_tables() -> list[dict[str, Any]]:

@@ -6,7 +6,9 @@ learner's play and answers ``{"grade", "question", "messages"}`` (``question`` n
 ``summary`` set when the drill is over). The drill is :class:`pontoon.train.strategy.Drill`,
 the command's own, stepped as a generator; its analysis runs on a worker thread, never on the
 event loop. Drills are kept in memory (:data:`MAX_DRILLS` at most, the oldest let go first)
-and forgotten when over or idle for :data:`IDLE` seconds.
+and forgotten when over or idle for :data:`IDLE` seconds. With a ``learner`` name each
+graded decision goes to the server's round store and the weak-cells schedule comes from the
+learner's record, as ``pontoon train strategy --learner`` does (a name, not an account).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import asyncio
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -27,6 +29,8 @@ from starlette.concurrency import run_in_threadpool
 from pontoon.analysis.chart import Chart
 from pontoon.errors import InputError
 from pontoon.rules import PRESETS, load_rules
+from pontoon.store.db import Store
+from pontoon.train.records import rows_of, schedule_of, session_stamp
 from pontoon.train.strategy import MODES, Drill, Question
 
 from .table import Refused
@@ -40,6 +44,7 @@ class StartRequest(BaseModel):
     mode: str = Field("all", max_length=16)
     hands: int = Field(20, ge=1, le=200)
     seed: int | None = Field(None, ge=0, le=2**63 - 1)
+    learner: str | None = Field(None, max_length=200)
 
 
 class AnswerRequest(BaseModel):
@@ -54,6 +59,8 @@ class _Running:
     messages: list[str] = field(default_factory=list)
     seen: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one answer at a time
+    learner: str | None = None  # whose record the decisions go to
+    session: str = ""
 
 
 def _question(q: Question | None) -> dict[str, Any] | None:
@@ -71,7 +78,8 @@ def _question(q: Question | None) -> dict[str, Any] | None:
 class Drills:
     """The drills under way."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Callable[[], Store]) -> None:
+        self.store = store  # the server's round store (learners' records)
         self.running: OrderedDict[str, _Running] = OrderedDict()
         self.charts: dict[str, Chart] = {}  # each rule set's optimal chart, worked out once
 
@@ -114,6 +122,13 @@ class Drills:
         except InputError as exc:
             raise Refused(str(exc)) from None
         run = _Running(drill, drill.steps(body.hands), messages=messages)
+        learner = (body.learner or "").strip()
+        if learner:
+            run.learner, run.session = learner, session_stamp()
+            past = await run_in_threadpool(
+                self.store().learner_decisions, learner, "strategy", drill.rules.name
+            )
+            drill.schedule = schedule_of(past)
         key = secrets.token_urlsafe(16)
         self.running[key] = run
         await run_in_threadpool(self._advance, run, None)
@@ -133,7 +148,12 @@ class Drills:
             await run_in_threadpool(self._advance, run, body.answer)
             out = self._reply(key, run)
             if len(run.drill.decisions) > before:
-                out["grade"] = run.drill.decisions[before].to_json()
+                made = run.drill.decisions[before]
+                out["grade"] = made.to_json()
+                if run.learner:
+                    d = run.drill
+                    rows = rows_of(run.learner, run.session, d.rules.name, d.mode, [made])
+                    await run_in_threadpool(self.store().record_decisions, rows)
             return out
 
 
@@ -141,9 +161,10 @@ def _no_ask(q: Question) -> str | None:  # the page answers through the API, not
     raise AssertionError("a web drill is stepped, not asked")
 
 
-def add_routes(app: FastAPI, static: Any) -> None:
-    """``/train``, ``POST /api/train`` and ``POST /api/train/{id}`` on ``app``."""
-    drills = Drills()
+def add_routes(app: FastAPI, static: Any, store: Callable[[], Store]) -> None:
+    """``/train``, ``POST /api/train`` and ``POST /api/train/{id}`` on ``app`` (``store``:
+    the server's round store, once it is open)."""
+    drills = Drills(store)
 
     @app.get("/train")
     async def train_page() -> FileResponse:

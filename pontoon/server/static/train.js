@@ -99,6 +99,7 @@ async function start(ev) {
   document.body.dataset.state = "playing";
   const body = { rules: $("rules").value, mode: $("mode").value, hands: Number($("hands").value) };
   if ($("seed").value !== "") { body.seed = Number($("seed").value); }
+  if ($("learner").value.trim()) { body.learner = $("learner").value.trim(); }
   try {
     const doc = await post("/api/train", body);
     drill = doc.id;
