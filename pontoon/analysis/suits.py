@@ -125,13 +125,17 @@ def _configs(
         for s in SUITS:
             counts[third, s] = max(counts[third, s], 0.0)
         left = sum(counts[third, s] for s in SUITS)
-        if left <= 0 and not infinite:
-            continue  # no card of the rank left: the premium is nil (and so is its chance)
+        if infinite:
+            third_suits = dict.fromkeys(SUITS, 0.25)
+        elif left > 0:
+            third_suits = {s: counts[third, s] / left for s in SUITS}
+        else:  # no card of the rank left: were one to come it would not match (a nil
+            # premium), and the configuration keeps its chance
+            third_suits = {next(s for s in SUITS if s not in (a, b)): 1.0}
         super_pay = odds = odds_doubled = 0.0
         hit: dict[tuple[int, Ending], float] = {}
         double: dict[tuple[int, Ending], float] = {}
-        for s in SUITS:
-            p = 0.25 if infinite else counts[third, s] / left
+        for s, p in third_suits.items():
             if p <= 0:
                 continue
             cards = (card(hand[0], a), card(hand[1], b), card(third, s))
