@@ -32,7 +32,7 @@ from pontoon.analysis.report import analyze
 from pontoon.cards import Card, parse_cards
 from pontoon.rules import RuleSet, load_rules
 from pontoon.sim import kernel as K
-from pontoon.sim.job import Job
+from pontoon.sim.job import Job, run_chunk
 from pontoon.sim.runner import simulate
 from pontoon.vocab import Ending
 from tests.test_analysis_engine import NZ1, WAGER, engine_outcomes
@@ -267,7 +267,12 @@ def test_variance_and_covariance_agree_with_the_simulator() -> None:
     # the simulated variance of their total; the exact side's covariance (boxes independent
     # given the dealer's first card and outcome) overstates it by about 0.001 (docs/par.md)
     cov = simulated_covariance(rep.rules, rep.chart, 500, 2_000_000, 5, 1)
-    var2, se2 = simulated(rep.rules, rep.chart, d, 2, 2_000_000, 12)
+    # the two boxes' total, round by round, from the covariance's own compiled kernel
+    job = Job.build(rep.rules, rep.chart, boxes=2, wager=500, others=False)
+    total = run_chunk(job, 12, 2_000_000, trace=True)[1].sum(axis=1) / 500
+    var2 = float(total.var(ddof=1))
+    mu4 = d.boxes(2).central(4) / d.wager**4
+    se2 = math.sqrt(max(mu4 - var2 * var2, 0.0) / len(total))
     expect = 2 * d.variance + 2 * cov.value
     assert abs(var2 - expect) < 4 * math.hypot(se2, 2 * cov.se), (var2, expect, se2)
     assert abs(cov.value - d.covariance()) < 0.003 + 4 * cov.se
