@@ -147,3 +147,25 @@ def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_bad_charts_are_refused(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         Chart.from_csv(text)
+
+
+def test_analyze_loads_neither_the_round_engine_nor_the_store() -> None:
+    """`pontoon analyze` is the analysis alone: the command line's parser (every command's
+    options, the trainer's included) loads no round engine, store or server to build itself,
+    so a whole `analyze` process keeps to its time and memory beside Farmer's analyser."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys; from pontoon.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['analyze', '--rules', 'classic-blackjack', '--set', 'decks=1', '--set',"
+        " 'split_max_hands=1', '--json'])\n"
+        "heavy = ('pontoon.round', 'pontoon.store.db', 'sqlalchemy', 'pontoon.server.app',"
+        " 'pontoon.train.strategy')\n"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[-1] == "[]", out

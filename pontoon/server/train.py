@@ -30,8 +30,9 @@ from pontoon.analysis.chart import Chart
 from pontoon.errors import InputError
 from pontoon.rules import PRESETS, load_rules
 from pontoon.store.db import Store
+from pontoon.train import MODES
 from pontoon.train.records import rows_of, schedule_of, session_stamp
-from pontoon.train.strategy import MODES, Drill, Question
+from pontoon.train.strategy import Drill, Question
 
 from .table import Refused
 

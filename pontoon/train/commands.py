@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 from pontoon.store.cli import DEFAULT_URL
-from pontoon.train.strategy import KEYS, MODES, Drill, Question
+from pontoon.train import KEYS, MODES
 
 if TYPE_CHECKING:
     from pontoon.store.db import Store
+    from pontoon.train.strategy import Question
 
 QUIT = ("q", "quit", "exit")
 
@@ -244,6 +245,8 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
                 return play
             keys = ", ".join(f"{k} {a}" for k, a in KEYS.items() if a in legal)
             say(f"  {word!r} is not a play here: choose {keys}, or q to stop.")
+
+    from pontoon.train.strategy import Drill
 
     drill = Drill(rules, args.mode, args.seed, ask, say, wager=args.wager)
     store = _store(args) if args.learner else None

@@ -29,8 +29,7 @@ from pontoon.analysis.chart import Chart
 from pontoon.cards import Card
 from pontoon.hand import is_soft, total
 from pontoon.rules import RuleSet
-
-RESCUE = "rescue"
+from pontoon.train import RESCUE
 
 
 @dataclass(frozen=True)
@@ -155,4 +154,4 @@ class Grader:
         )
 
 
-__all__ = ["RESCUE", "Grade", "Grader", "cell_of"]
+__all__ = ["Grade", "Grader", "cell_of"]

@@ -26,13 +26,12 @@ from pontoon.money import signed
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe
-from pontoon.train.grade import RESCUE, Grade, Grader
+from pontoon.train import KEYS, MODES, RESCUE
+from pontoon.train.grade import Grade, Grader
 from pontoon.train.schedule import Schedule
 from pontoon.vocab import Action, TurnKind
 
 LEARNER: Final = "learner"
-MODES: Final = ("all", "hard", "soft", "pairs", "surrender", "rescue", "weak")
-KEYS: Final = {"h": "hit", "s": "stand", "d": "double", "p": "split", "r": "surrender", "x": RESCUE}
 ROUNDS_PER_DECISION: Final = 2_000  # rounds dealt at most per decision asked (a rare mode)
 
 
@@ -325,4 +324,4 @@ class Drill:
             )
 
 
-__all__ = ["MODES", "Composed", "Drill", "compose"]
+__all__ = ["Composed", "Drill", "compose"]
