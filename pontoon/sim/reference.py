@@ -53,6 +53,18 @@ def chart_move(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> M
     raise AssertionError("no legal move")
 
 
+def play_out(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> None:
+    """Finish a dealt round by ``chart`` (:func:`chart_move`), the round's defaults for
+    everything else (no insurance, players behind as 15.3 says)."""
+    table = chart.rescues() if rescues is None else rescues
+    while not rnd.over:
+        turn = rnd.to_act()
+        if turn is not None and turn.kind is not TurnKind.DECIDE:  # insurance, players behind
+            rnd.apply_defaults()
+        else:
+            rnd.apply(chart_move(rnd, chart, table))
+
+
 def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
     """(rounds, boxes): each box's player's net in cents, round by round."""
     shoe = Shoe(job.rules, KernelShuffler(key))
@@ -64,11 +76,6 @@ def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
         for b, p in enumerate(players, start=1):
             rnd.place_wager(b, p, job.wager)
         rnd.deal()
-        while not rnd.over:
-            turn = rnd.to_act()
-            if turn is not None and turn.kind is not TurnKind.DECIDE:  # insurance, players behind
-                rnd.apply_defaults()
-            else:
-                rnd.apply(chart_move(rnd, chart, rescues))
+        play_out(rnd, chart, rescues)
         out[r] = [rnd.net(p) for p in players]
     return out

@@ -91,26 +91,21 @@ def train_command(rules: RuleSet, args: argparse.Namespace) -> int:
     return strategy_command(rules, args)
 
 
-def _reader(stdin: TextIO | None, quiet: bool) -> tuple[TextIO, Callable[[str], None], bool]:
-    """The answers' source, the drill's voice, and whether answers are echoed (piped)."""
+def _reader(
+    stdin: TextIO | None, quiet: bool
+) -> tuple[Callable[[str], str | None], Callable[[str], None]]:
+    """The drill's ear and voice: ``read(prompt)`` shows the prompt and reads one answer
+    (echoed when piped; None at the end of the input or on q), ``say`` shows a line
+    (``quiet``: neither shows anything, for --json)."""
     source = stdin if stdin is not None else sys.stdin
+    echo = not source.isatty()
 
     def say(text: str) -> None:
         if not quiet:
             print(text, flush=True)
 
-    return source, say, not source.isatty()
-
-
-def dealer_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
-    from pontoon.train.dealer import DealerDrill, dealt_rounds, scenario_rounds
-
-    if args.hands < 1:
-        raise InputError(f"--hands must be at least 1, not {args.hands}")
-    source, say, echo = _reader(stdin, args.json)
-
-    def ask(prompt: str) -> str | None:
-        if not args.json:
+    def read(prompt: str) -> str | None:
+        if not quiet:
             print(prompt, end="", flush=True)
         line = source.readline()
         if not line:
@@ -121,6 +116,15 @@ def dealer_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | Non
             say(word)
         return None if word.lower() in QUIT else word
 
+    return read, say
+
+
+def dealer_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None = None) -> int:
+    from pontoon.train.dealer import DealerDrill, dealt_rounds, scenario_rounds
+
+    if args.hands < 1:
+        raise InputError(f"--hands must be at least 1, not {args.hands}")
+    ask, say = _reader(stdin, args.json)
     rounds = dealt_rounds(rules, args.seed)
     if args.scenarios:
         rounds = iter(scenario_rounds(args.scenarios))
@@ -142,20 +146,12 @@ def count_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | None
 
     if args.hands < 1:
         raise InputError(f"--hands must be at least 1, not {args.hands}")
-    source, say, echo = _reader(stdin, args.json)
+    read, say = _reader(stdin, args.json)
 
     def ask(prompt: str) -> int | None:
         while True:
-            if not args.json:
-                print(prompt, end="", flush=True)
-            line = source.readline()
-            if not line:
-                say("")
-                return None
-            word = line.strip().lower()
-            if echo:
-                say(word)
-            if word in QUIT:
+            word = read(prompt)
+            if word is None:
                 return None
             try:
                 return int(word)
@@ -223,23 +219,15 @@ def strategy_command(rules: RuleSet, args: argparse.Namespace, stdin: TextIO | N
         raise InputError(
             f"--wager must be {rules.table_min} to {rules.table_max} cents (15.2, 15.6)"
         )
-    quiet = args.json
-    source, say, echo = _reader(stdin, quiet)
+    read, say = _reader(stdin, args.json)
 
     def ask(q: Question) -> str | None:
         legal = q.legal
         while True:
-            if not quiet:
-                print(q.prompt, end="", flush=True)
-            line = source.readline()
-            if not line:
-                say("")
+            answer = read(q.prompt)
+            if answer is None:
                 return None
-            word = line.strip().lower()
-            if echo:
-                say(word)
-            if word in QUIT:
-                return None
+            word = answer.lower()
             play = KEYS.get(word, word)
             if play in legal:
                 return play

@@ -31,7 +31,7 @@ from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe
 from pontoon.sim.counting import TC_MAX, TC_MIN, Counting
-from pontoon.vocab import EventKind, TurnKind
+from pontoon.vocab import EventKind
 
 PACES: Final = ("1", "2", "round")
 SLACK: Final = 0.5  # decks: how far a reading of the discard rack may be off
@@ -113,19 +113,14 @@ class CountDrill:
 
     def showings(self) -> Any:
         """The showings of round after round, for ever."""
-        from pontoon.sim.reference import chart_move
+        from pontoon.sim.reference import play_out
 
         running = 0
         while True:
             rnd = Round(self.rules, self.shoe)
             rnd.place_wager(1, "counter", self.rules.table_min)
             rnd.deal()
-            while not rnd.over:
-                turn = rnd.to_act()
-                if turn is not None and turn.kind is not TurnKind.DECIDE:
-                    rnd.apply_defaults()
-                else:
-                    rnd.apply(chart_move(rnd, self.chart))
+            play_out(rnd, self.chart)
             seen: list[Card] = []
             hole: list[Card] = []
             shuffled = False

@@ -29,7 +29,7 @@ from pontoon.money import dollars, parse_dollars, signed
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.settlement import odds_text
-from pontoon.vocab import EventKind, Procedure, TurnKind
+from pontoon.vocab import EventKind, Procedure
 
 WHAT: Final = {  # what happened, as the dealer sees it (not the rule's number)
     Procedure.FACE_UP_IN_SHOE: "a card is found face up in the shoe",
@@ -168,7 +168,7 @@ def dealt_rounds(rules: RuleSet, seed: int | None) -> Iterator[Round]:
     """Rounds dealt from a shoe to three boxes, the players playing a plain chart."""
     from pontoon.analysis.chart import Chart
     from pontoon.shoe import Shoe
-    from pontoon.sim.reference import chart_move
+    from pontoon.sim.reference import play_out
 
     rng = np.random.default_rng(seed)
     shoe = Shoe(rules, rng)
@@ -180,12 +180,7 @@ def dealt_rounds(rules: RuleSet, seed: int | None) -> Iterator[Round]:
         for box in (1, 2, 3):
             rnd.place_wager(box, f"player{box}", int(rng.choice(chips)))
         rnd.deal()
-        while not rnd.over:
-            turn = rnd.to_act()
-            if turn is not None and turn.kind is not TurnKind.DECIDE:
-                rnd.apply_defaults()
-            else:
-                rnd.apply(chart_move(rnd, chart))
+        play_out(rnd, chart)
         yield rnd
 
 

@@ -1,7 +1,5 @@
 "use strict";
 // The Pontoon table page: one WebSocket to the server, everything drawn from its state.
-const $ = (id) => document.getElementById(id);
-const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const CHIPS = [500, 1000, 2500, 5000];
 // a key's actions, the first legal one taken (surrender and rescue are never both legal)
 const KEYS = { h: ["hit"], s: ["stand"], d: ["double"], p: ["split"], r: ["surrender", "rescue"],
@@ -13,26 +11,6 @@ let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = n
 let seq = 0;
 
 function money(c) { return (c < 0 ? "-$" : "$") + (Math.abs(c) / 100).toFixed(2); }
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-function cardEl(code) {
-  if (!code) { return el("div", "card back"); }
-  const rank = code[0] === "T" ? "10" : code[0], suit = code[1];
-  const c = el("div", "card" + (suit === "H" || suit === "D" ? " red" : ""));
-  c.dataset.card = code;
-  c.append(el("span", "r", rank), el("span", "s", SUITS[suit]), el("span", "big", SUITS[suit]));
-  return c;
-}
-function cardsEl(codes, hole) {
-  const d = el("div", "cards");
-  codes.forEach((c) => d.append(cardEl(c)));
-  if (hole) d.append(cardEl(null));
-  return d;
-}
 function say(text) { $("message").textContent = text || ""; }
 
 async function loadTables() {

@@ -1,24 +1,9 @@
 "use strict";
 // The strategy drill page: every decision graded by the server against the exact analysis.
-const $ = (id) => document.getElementById(id);
-const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   surrender: "Surrender", rescue: "Rescue" };
 let drill = null, decisions = 0, right = 0, lost = 0;
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-function cardEl(code) {
-  const rank = code[0] === "T" ? "10" : code[0], suit = code[1];
-  const c = el("div", "card" + (suit === "H" || suit === "D" ? " red" : ""));
-  c.dataset.card = code;
-  c.append(el("span", "r", rank), el("span", "s", SUITS[suit]), el("span", "big", SUITS[suit]));
-  return c;
-}
 function per100(cost) { return "$" + (cost * 100).toFixed(2); }
 
 async function post(url, body) {
