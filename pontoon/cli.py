@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     store_cli.db_option(p, table="terminal")
     store_cli.shoe_key_option(p)
     COMMANDS.update(store_cli.add_commands(sub, _common))
+    from pontoon.store.people import add_commands as people_commands
+
+    COMMANDS.update(people_commands(sub, _common))
     from pontoon.analysis.commands import add_options as analysis_options
 
     p = sub.add_parser("analyze", help="exact expected return of a strategy, or of one hand")

@@ -32,11 +32,14 @@ from fastapi.staticfiles import StaticFiles
 
 from pontoon.errors import PontoonError
 from pontoon.rules import RuleSet, rules_json
-from pontoon.store.db import NameTakenError, Store, token_digest
+from pontoon.store.accounts import STAFF, Account, Accounts, Role, hasher
+from pontoon.store.db import NameTakenError, Store, WalletError, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
 
+from .accounts import COOKIE, Door
+from .accounts import add_routes as account_routes
 from .limits import Bucket, Limits, Throttle
 from .outbox import Outbox
 from .privacy import masked, own
@@ -68,21 +71,29 @@ log = logging.getLogger(__name__)
 
 
 class Hub:
-    """The server's tables and sessions."""
+    """The server's tables and sessions. With ``accounts`` (accounts mode) people log in,
+    staff by their roles, and each player's built-in wallet stands behind every table
+    (``wallets``, kept current by every write); there is no supervisor's token. Without, a
+    name is enough to sit down with play money, and the supervisor's token opens the
+    procedures."""
 
     def __init__(
         self,
         store: Store,
         configs: list[TableConfig],
-        supervisor_token: str,
+        supervisor_token: str | None,
         limits: Limits | None = None,
+        accounts: Accounts | None = None,
     ) -> None:
         self.store = store
         self.writer = GroupWriter(store)
-        self.tables = {c.name: Table(c, store, self.writer) for c in configs}
-        self.sessions: dict[str, Session] = {}
+        self.accounts = accounts
+        self.wallets: dict[str, int] | None = {} if accounts is not None else None
+        self.tables = {c.name: Table(c, store, self.writer, self.wallets) for c in configs}
+        self.sessions: dict[str, Session] = {}  # by the token's digest
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
-        self.supervisor_token = supervisor_token
+        self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table
+        self.supervisor_token = None if accounts is not None else supervisor_token
         self.limits = limits = limits or Limits()
         self.charts = Charts()
         self.throttle = Throttle(limits.failures, limits.failure_window)
@@ -114,24 +125,57 @@ class Hub:
     def _session(self, table: str, token: str) -> Session:
         # bytes: compare_digest refuses a str with other than ASCII characters (a TypeError)
         raw = token.encode("utf-8", "surrogatepass")
-        if secrets.compare_digest(raw, self.supervisor_token.encode("utf-8", "surrogatepass")):
+        sup_token = self.supervisor_token
+        if sup_token is not None and secrets.compare_digest(
+            raw, sup_token.encode("utf-8", "surrogatepass")
+        ):
             # one session per table, whatever the number of sockets: "two clicks apply once"
             sup = self.supervisors.get(table)
             if sup is None:
                 sup = self.supervisors[table] = Session(token, "supervisor", "supervisor", table)
             return sup
-        s = self.sessions.get(token)
-        if s is None and len(token) <= 64 and token.isascii():  # a player's token is ASCII
-            found = self.store.find_session(token)
-            if found is not None and found.table in self.tables:
-                s = Session(token, found.player, "player", found.table, digest=token_digest(token))
-                if found.last_id is not None:  # applied just before the restart: not again
-                    version = self.tables[found.table].version
-                    s.seen[found.last_id] = {"type": "ok", "ref": found.last_id, "version": version}
-                self.sessions[token] = s
+        s = None
+        if len(token) <= 64 and token.isascii():  # a player's token is ASCII
+            digest = token_digest(token)
+            s = self.sessions.get(digest)
+            if s is None:
+                found = self.store.find_session(token)
+                if found is not None and found.table in self.tables:
+                    s = self._restored(found.table, found.player, digest, found.last_id, token)
         if s is None or s.table != table or s.closed:
             raise Refused(UNKNOWN, code="auth")
         return s
+
+    def _restored(
+        self, table: str, player: str, digest: str, last_id: str | None, token: str = ""
+    ) -> Session:
+        """A player's session made before a restart, taken back from the store."""
+        s = Session(token, player, "player", table, digest=digest)
+        if last_id is not None:  # applied just before the restart: not again
+            version = self.tables[table].version
+            s.seen[last_id] = {"type": "ok", "ref": last_id, "version": version}
+        self.sessions[digest] = s
+        return s
+
+    def account_session(self, table: str, account: Account) -> Session:
+        """The session at ``table`` of a logged-in ``account``: a member of staff's (made on
+        first use, one per table), or the player's own made by joining (:class:`Refused`
+        when the player has not joined the table)."""
+        if account.role in STAFF:
+            key = (table, account.name)
+            s = self.staff.get(key)
+            if s is None:
+                s = self.staff[key] = Session("", account.name, str(account.role), table)
+            return s
+        for s in self.sessions.values():
+            if s.table == table and s.name == account.name and not s.closed:
+                return s
+        found = self.store.session_of(table, account.name)
+        if found is None:
+            raise Refused(f"{account.name} has not joined table {table!r}", code="auth")
+        if self.wallets is not None:
+            self.wallets[account.name] = account.balance
+        return self._restored(table, account.name, found[0], found[1])
 
     def table(self, name: str) -> Table:
         t = self.tables.get(name)
@@ -164,8 +208,9 @@ class Hub:
             await table.join(name, token)
         except NameTakenError:
             raise HTTPException(409, taken) from None
-        s = Session(token, name, "player", table.name, digest=token_digest(token), address=addr)
-        self.sessions[token] = s
+        digest = token_digest(token)
+        s = Session(token, name, "player", table.name, digest=digest, address=addr)
+        self.sessions[digest] = s
         return s
 
     def admit(self, table: Table, session: Session) -> None:
@@ -173,12 +218,24 @@ class Hub:
         open at ``table`` already, its oldest is told and closed (4409; the page does not
         reconnect it): a reconnecting player is never locked out by a socket that lingers."""
         mine = [c for c in table.clients if c.session is session]
-        while len(mine) >= self.limits.sockets_per_session:
+        self._bound(mine, self.limits.sockets_per_session, "this session")
+        if self.accounts is not None and session.name:  # one account, every table
+            everywhere = [
+                c
+                for t in self.tables.values()
+                for c in t.clients
+                if c.session.name == session.name and c.session.role == session.role
+            ]
+            self._bound(everywhere, self.limits.sockets_per_account, "this account")
+
+    def _bound(self, mine: list[Client], n: int, who: str) -> None:
+        """Close the oldest of ``mine`` until one more fits within ``n``."""
+        while len(mine) >= n:
             oldest = min(mine, key=lambda c: getattr(c, "opened", 0))
             mine.remove(oldest)
-            table.clients.discard(oldest)
-            n = self.limits.sockets_per_session
-            text = f"this session opened more than {n} sockets: the oldest (this one) is closed"
+            for t in self.tables.values():
+                t.clients.discard(oldest)
+            text = f"{who} opened more than {n} sockets: the oldest (this one) is closed"
             oldest.close(CLOSE_REPLACED, {"type": "error", "code": "sockets", "error": text})
 
     def state_wait(self, session: Session) -> float:
@@ -194,10 +251,10 @@ class Hub:
         closed and each of their sockets but the ``sender``'s (answered by its handler) told
         (``left``) and closed at once; :class:`Refused` while the player has a wager in play."""
         amount = await table.leave(name)
-        for token, s in list(self.sessions.items()):
+        for digest, s in list(self.sessions.items()):
             if s.table == table.name and s.name == name and s.role == "player":
                 s.closed = True
-                del self.sessions[token]
+                del self.sessions[digest]
         left = {"type": "left", "player": name, "cashed_out": amount}
         for client in list(table.clients):
             if client.session.closed:
@@ -285,7 +342,13 @@ class Hub:
                 raise Refused(f"{exc}", code="error") from None
             try:
                 ack = (session.digest, msg.id) if session.digest and msg.id else None
-                await table.commit(ack)
+                staff = None
+                if self.accounts is not None and session.role in STAFF:
+                    staff = (session.name, session.role, _action_text(msg))
+                await table.commit(ack, staff)
+            except WalletError as exc:  # the wallet holds too little: nothing was recorded
+                table.broadcast()
+                raise Refused(f"not recorded: {exc}", code="funds") from None
             except PontoonError as exc:  # the store refused: the table was taken back from it
                 table.broadcast()
                 raise Refused(f"not recorded: {exc}", code="error") from None
@@ -293,6 +356,11 @@ class Hub:
             _remember(session, msg.id, reply)
             table.broadcast()
         return reply
+
+
+def _action_text(msg: Message) -> str:
+    """A staff member's message as the record of staff actions keeps it."""
+    return json.dumps(msg.model_dump(exclude_none=True), separators=(",", ":"))
 
 
 def _address(conn: Request | WebSocket) -> str:
@@ -394,20 +462,30 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     limits: Limits | None = None,
     shoe_keys: ShoeKeys | None = None,
+    accounts: bool = False,
+    password_strength: str = "default",
+    login_hours: float = 24.0,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
     ``allowed_hosts``: the names the server answers to (a request whose ``Host`` is another
     is refused, 400: DNS rebinding); None answers to any. ``limits``: what one client may ask
-    (:class:`pontoon.server.limits.Limits`)."""
+    (:class:`pontoon.server.limits.Limits`). ``accounts``: people log in (a session of
+    ``login_hours`` in a cookie), staff by their roles, players' wallets behind the tables;
+    ``password_strength``: the argon2id profile (:func:`pontoon.store.accounts.hasher`)."""
     token = supervisor_token or secrets.token_urlsafe(24)
-    state: dict[str, Hub] = {}
+    state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(store_url, shoe_keys)
-        hub = Hub(store, tables, token, limits)
+        people = Accounts(store, hasher(password_strength)) if accounts else None
+        hub = Hub(store, tables, token, limits, people)
         state["hub"] = hub
+        if people is not None:
+            assert hub.wallets is not None
+            seconds = login_hours * 3600.0
+            state["door"] = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
         app.state.hub = hub
         for t in hub.tables.values():
             t.arm_timer()  # a resumed round's turn timer
@@ -423,6 +501,8 @@ def create_app(
         for t in hub.tables.values():
             t.close()
         hub.charts.close()
+        if "door" in state:
+            state["door"].close()
         store.close()
 
     docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}
@@ -436,7 +516,25 @@ def create_app(
     app.state.supervisor_token = token
 
     def hub() -> Hub:
-        return state["hub"]
+        h: Hub = state["hub"]
+        return h
+
+    def door() -> Door:
+        d: Door = state["door"]
+        return d
+
+    if accounts:
+        account_routes(app, door)
+
+    async def account_session(
+        table: str, request: Request, *, changes: bool = False
+    ) -> Session | None:
+        """The session at ``table`` of the request's logged-in account (accounts mode), None
+        without a cookie; :class:`Refused` for a player who has not joined it."""
+        if not accounts:
+            return None
+        found = await door().who(request, changes=changes)
+        return None if found is None else hub().account_session(table, found[0])
 
     @app.get("/")
     async def index() -> FileResponse:
@@ -467,11 +565,24 @@ def create_app(
         return {"tables": len(hub().tables), "store": hub().writer.stats()}
 
     @app.post("/api/tables/{name}/join")
-    async def join(name: str, body: JoinRequest, request: Request) -> dict[str, Any]:
+    async def join(name: str, request: Request, body: JoinRequest | None = None) -> dict[str, Any]:
         t = hub().table(name)
+        wallet: int | None = None
+        if accounts:  # the logged-in player, with the wallet
+            account, _ = await door().need(request, changes=True)
+            if account.role is not Role.PLAYER:
+                raise HTTPException(403, "staff work at the tables, they do not sit down")
+            player, wallet = account.name, account.balance
+        elif body is None:
+            raise HTTPException(422, 'give the player\'s name: {"name": ...}')
+        else:
+            player = body.name
         await hub().expire(t)  # an expired session frees its name
         async with t.lock:
-            s = await hub().join(t, body.name, _address(request))
+            s = await hub().join(t, player, _address(request))
+            wallets = hub().wallets
+            if wallets is not None and wallet is not None:
+                wallets[player] = wallet
             t.bump()
             t.broadcast()
         return {
@@ -482,10 +593,18 @@ def create_app(
         }
 
     @app.post("/api/tables/{name}/leave")
-    async def leave(name: str, body: LeaveRequest, request: Request) -> dict[str, Any]:
+    async def leave(
+        name: str, request: Request, body: LeaveRequest | None = None
+    ) -> dict[str, Any]:
         t = hub().table(name)
         try:
-            session = hub().session(name, body.token, _address(request))
+            if body is None:
+                mine = await account_session(name, request, changes=True)
+                if mine is None:
+                    raise Refused("give the session's token, or log in", code="auth")
+                session = mine
+            else:
+                session = hub().session(name, body.token, _address(request))
             if session.role != "player":
                 raise Refused("only a player leaves the table", code="role")
             async with t.lock:
@@ -498,26 +617,29 @@ def create_app(
             raise HTTPException(status, str(exc)) from None
         return {"table": t.name, "player": session.name, "cashed_out": amount}
 
-    def viewer(table: str, token: str | None, request: Request) -> Session | None:
-        """Who asks: the session of ``token`` (401, or 429 when throttled), None without."""
-        if not token:
-            return None
+    async def viewer(table: str, token: str | None, request: Request) -> Session | None:
+        """Who asks: the session of ``token`` (401, or 429 when throttled), else of the
+        logged-in account (a player who has not joined watches), None without either."""
         try:
+            if not token:
+                return await account_session(table, request)
             return hub().session(table, token, _address(request))
         except Refused as exc:
+            if exc.code == "auth" and not token:
+                return None  # logged in, not at this table: a watcher
             raise HTTPException(429 if exc.code == "throttled" else 401, str(exc)) from None
 
     @app.get("/api/tables/{name}/state")
     async def table_state(name: str, request: Request, token: str | None = None) -> dict[str, Any]:
         t = hub().table(name)
-        return t.state(viewer(name, token, request))
+        return t.state(await viewer(name, token, request))
 
     @app.get("/api/tables/{name}/history")
     async def history(
         name: str, request: Request, limit: int = 50, token: str | None = None
     ) -> list[dict[str, Any]]:
         hub().table(name)
-        who = viewer(name, token, request)
+        who = await viewer(name, token, request)
         found = await asyncio.to_thread(
             list_rounds, hub().store, table=name, limit=max(1, min(limit, 500))
         )
@@ -534,7 +656,7 @@ def create_app(
         except PontoonError as exc:
             raise HTTPException(404, str(exc)) from None
         table = doc["round"]["table"]
-        who = viewer(table, token, request) if table in hub().tables else None
+        who = await viewer(table, token, request) if table in hub().tables else None
         if doc["round"]["status"] == "open":
             raise HTTPException(409, "the round is still being played")
         for e in doc["events"]:
@@ -562,6 +684,15 @@ def create_app(
     async def refused(request: Any, exc: Refused) -> JSONResponse:
         return JSONResponse(_error(exc), status_code=400)
 
+    async def _account_socket(websocket: WebSocket, table: str) -> Session:
+        """The session of the socket's logged-in account (its cookie): the page's own
+        origin only (checked before), a player who joined or a member of staff."""
+        cookie = websocket.cookies.get(COOKIE)
+        account = await asyncio.to_thread(door().accounts.session, cookie or "")
+        if account is None:
+            raise Refused("log in first (or give a session token)", code="auth")
+        return hub().account_session(table, account)
+
     @app.websocket("/ws/{name}")
     async def ws(websocket: WebSocket, name: str, token: str | None = None) -> None:
         await websocket.accept()
@@ -571,7 +702,10 @@ def create_app(
                 raise Refused("a WebSocket from another site's page is refused", code="origin")
             if t is None:
                 raise Refused(f"no table {name!r}", code="table")
-            session = hub().session(name, token, _address(websocket))
+            if accounts and not token:
+                session = await _account_socket(websocket, name)
+            else:
+                session = hub().session(name, token, _address(websocket))
         except Refused as exc:
             await websocket.send_json(_error(exc))
             await websocket.close(code=4429 if exc.code == "throttled" else 4401)

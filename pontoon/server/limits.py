@@ -35,6 +35,9 @@ class Limits:
     header_seconds: float = 10.0  # a request's head not complete by then: connection closed
     failures: int = 10  # failed authentications per address within ``failure_window``
     failure_window: float = 60.0
+    login_failures: int = 5  # failed logins of one account within ``login_window``
+    login_window: float = 900.0
+    sockets_per_account: int = 8  # all its sessions', at every table: past it the oldest goes
 
 
 class Bucket:

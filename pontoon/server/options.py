@@ -34,6 +34,25 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="close (cash out) a session away for so long with no wager in play (24)",
     )
     p.add_argument(
+        "--accounts",
+        action="store_true",
+        help="people log in (pontoon staff add for the staff), each player's built-in wallet "
+        "behind every table; no supervisor's token (default: a name and play money)",
+    )
+    p.add_argument(
+        "--login-hours",
+        type=float,
+        default=24.0,
+        help="with --accounts: how long a login lasts (24)",
+    )
+    p.add_argument(
+        "--password-strength",
+        choices=("default", "minimum"),
+        default="default",
+        help="with --accounts: argon2id's profile for new passwords: default (RFC 9106, 64 "
+        "MiB) or minimum (OWASP's least, 19 MiB: small machines)",
+    )
+    p.add_argument(
         "--deflate",
         action="store_true",
         help="compress WebSocket messages (permessage-deflate): less traffic, more CPU",

@@ -139,11 +139,30 @@ def serve(args: argparse.Namespace) -> int:
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
     hosts = allowed_hosts(args)
-    app = create_app(_url(args.db), configs, token, docs, hosts, limit, shoe_keys=keys)
+    accounts = bool(getattr(args, "accounts", False))
+    login_hours = getattr(args, "login_hours", 24.0)
+    if not 0 < login_hours <= 24 * 365:
+        raise InputError(
+            f"serve: --login-hours must be more than 0 and at most 8760, not {login_hours}"
+        )
+    app = create_app(
+        _url(args.db),
+        configs,
+        token,
+        docs,
+        hosts,
+        limit,
+        shoe_keys=keys,
+        accounts=accounts,
+        password_strength=getattr(args, "password_strength", "default"),
+        login_hours=login_hours,
+    )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
-    if not given:
+    if accounts:
+        print("accounts: log in at the page; staff with pontoon staff add", flush=True)
+    elif not given:
         print(f"supervisor token: {token}", file=sys.stderr, flush=True)
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 

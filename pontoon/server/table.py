@@ -23,7 +23,7 @@ from pontoon.layout import Box, Move
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, Shuffler, seeded
-from pontoon.store.db import Store, token_digest
+from pontoon.store.db import Store, Written, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import LedgerError, RoundLog, TableLog
 from pontoon.store.session import recover
@@ -130,14 +130,26 @@ def public_event(e: Event) -> dict[str, Any]:
 
 
 class Table:
-    def __init__(self, config: TableConfig, store: Store, writer: GroupWriter) -> None:
+    """``wallets``: the players' built-in wallets (account -> balance, shared by the tables
+    and kept current by every write): a wager beyond a player's money at the table is debited
+    from the wallet in the transaction of its event, and what a round leaves a player goes
+    back to the wallet when the round ends. None: play money, a bankroll at joining."""
+
+    def __init__(
+        self,
+        config: TableConfig,
+        store: Store,
+        writer: GroupWriter,
+        wallets: dict[str, int] | None = None,
+    ) -> None:
         self.config = config
         self.writer = writer  # the store's one writer: group commits shared by all tables
         self.name = config.name
         self.rules = config.rules
         self.natural = self.rules.natural_word
         self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
-        self.log = TableLog(store, config.name)
+        self.wallets = wallets
+        self.log = TableLog(store, config.name, wallet=wallets is not None)
         self.lock = asyncio.Lock()
         self.version = 0
         self.round: Round | None = None
@@ -160,6 +172,31 @@ class Table:
         now = time.monotonic()
         # when each player was last connected (a restart counts as a connection)
         self.seen: dict[str, float] = {n: now for n in self.names}
+        if wallets is not None:
+            self._back_to_wallets()
+
+    def _back_to_wallets(self) -> None:
+        """At start: money left at the table outside a round in play (a round voided on
+        recovery, 16.5) goes back to its players' wallets."""
+        playing = self._in_round()
+        left = [
+            (n, b)
+            for a, b in self.log.balances.items()
+            if a.startswith("player:") and b > 0 and (n := a[len("player:") :]) not in playing
+        ]
+        items = [
+            (Event("withdraw", player=n, amount=b, detail=self.log.cash_out), False)
+            for n, b in sorted(left)
+        ]
+        if items:
+            prepared = self.log.prepare(items)
+            self.log.applied(prepared, self._moved(self.log.store.append(prepared.batch)))
+
+    def _moved(self, written: Written) -> Written:
+        """Note the wallets' balances a write moved."""
+        if self.wallets is not None:
+            self.wallets.update(written.wallets)
+        return written
 
     # ------------------------------------------------------------------ recovery
     def _rng(self) -> Shuffler:
@@ -201,12 +238,13 @@ class Table:
         bankroll deposited (a ledger entry), in one transaction.
         :class:`~pontoon.store.db.NameTakenError` when a session has the name already."""
         items: list[tuple[Event, bool]] = []
-        if self.log.balance(name) == 0 and name not in self._in_round():
+        wallet = self.wallets is not None  # the wallet pays the wagers: no bankroll
+        if not wallet and self.log.balance(name) == 0 and name not in self._in_round():
             deposit = Event("deposit", player=name, amount=self.config.bankroll, detail="buy-in")
             items.append((deposit, False))
         prepared = self.log.prepare(items)
         prepared.batch.session = (token_digest(token), name)
-        self.log.applied(prepared, await self.writer.append(prepared.batch))
+        self.log.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
         self.names.add(name)
         self.seen[name] = time.monotonic()
 
@@ -230,7 +268,7 @@ class Table:
         amount = self.balance(name)
         prepared = self.log.prepare_leave(name)
         try:
-            written = await self.writer.append(prepared.batch)
+            written = self._moved(await self.writer.append(prepared.batch))
         except PontoonError as exc:
             raise Refused(f"not recorded: {exc}", code="error") from None
         self.log.applied(prepared, written)
@@ -270,7 +308,9 @@ class Table:
         return {p for b in rnd.boxes.values() for p in b.players}
 
     def balance(self, name: str) -> int:
-        return self.log.balance(name)
+        """What ``name`` may stake: the money at the table, and the wallet behind it."""
+        at_table = self.log.balance(name)
+        return at_table + self.wallets.get(name, 0) if self.wallets is not None else at_table
 
     # ------------------------------------------------------------------ the state
     def awaiting(self) -> dict[str, Any] | None:
@@ -463,6 +503,8 @@ class Table:
         rnd = self.round
         if rnd is None or rnd.over or rnd.phase is not Phase.BETTING:
             raise Refused("there is no round waiting to be dealt", "8.2")
+        if session is not None and session.role not in ("player", "dealer", "supervisor"):
+            raise Refused("the dealer, the supervisor or a player calls for the deal", code="role")
         if (
             session is not None
             and session.role == "player"
@@ -521,17 +563,23 @@ class Table:
             rnd.apply_defaults()
 
     # ------------------------------------------------------------------ commit and tell
-    async def commit(self, ack: tuple[str, str] | None = None) -> None:
+    async def commit(
+        self, ack: tuple[str, str] | None = None, staff: tuple[str, str, str] | None = None
+    ) -> None:
         """Write what happened (write-ahead), then the table's version moves on. ``ack``:
         (token digest, message id) of the message that did it, kept with the write, so that
-        after a restart the same message is known as applied."""
+        after a restart the same message is known as applied. ``staff``: (account, role,
+        action) when a member of staff did it, recorded with it. With wallets, a round that
+        ends gives back what it leaves each player (in the same write)."""
         rl = self.roundlog
         if rl is not None and rl.pending:
             try:
-                prepared = rl.prepare(self.shoe)
+                ended = self.wallets is not None and rl.round.over
+                prepared = rl.prepare(self.shoe, cash_out=ended)
                 assert prepared is not None
                 prepared.batch.ack = ack
-                rl.applied(prepared, await self.writer.append(prepared.batch))
+                prepared.batch.staff = staff
+                rl.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
             except (LedgerError, PontoonError, OSError):
                 self.reload()
                 self.version += 1

@@ -35,6 +35,7 @@ GENESIS = "0" * 64
 HOUSE = "house"
 LAYOUT = "layout"  # money on the table's layout: wagers not yet settled
 CASHIER = "cashier"  # the world outside the table: deposits come from it, withdrawals go to it
+WALLET = "wallet"  # the detail of a deposit (a debit) or withdrawal (a credit) of a player's wallet
 
 # event kind -> (ledger kind, from, to); "P" stands for the event's player's account
 _MONEY: dict[str, tuple[str, str, str]] = {

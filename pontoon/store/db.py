@@ -42,6 +42,7 @@ from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.schema import (
     HEAD,
+    accounts,
     drill_decisions,
     events,
     ledger,
@@ -49,7 +50,9 @@ from pontoon.store.schema import (
     rounds,
     sessions,
     shoe_states,
+    staff_actions,
     tables,
+    wallet_entries,
 )
 
 if TYPE_CHECKING:
@@ -72,6 +75,11 @@ class ConflictError(StoreError):
 
 class NameTakenError(StoreError):
     """A session of the table already has the player's name."""
+
+
+class WalletError(StoreError):
+    """A wallet refused a movement (too little in it, or no such account): nothing of the
+    batch that asked for it was written."""
 
 
 def token_digest(token: str) -> str:
@@ -183,6 +191,8 @@ class Batch:
     session: tuple[str, str] | None = None  # a new session: (token's digest, player)
     ack: tuple[str, str] | None = None  # (token's digest, message id) this batch applies
     close: str | None = None  # a player whose session at the table ends (left or expired)
+    wallet: bool = False  # the table's cashier is the built-in wallet: a deposit debits it
+    staff: tuple[str, str, str] | None = None  # (account, role, action) a staff member made
 
 
 class StoredSession(NamedTuple):
@@ -199,6 +209,7 @@ class Written:
     seq: int
     hash: str
     at: str
+    wallets: dict[str, int] = field(default_factory=dict)  # balances the batch moved
 
 
 @dataclass(slots=True)
@@ -381,7 +392,7 @@ class Store:
         try:
             with self.write() as conn:
                 return list(self._write(conn, batches, at, sealed))
-        except (ConflictError, NameTakenError) as exc:
+        except (ConflictError, NameTakenError, WalletError) as exc:
             if len(batches) == 1:
                 return [exc]
         except IntegrityError as exc:  # a name taken in a group: find which batch
@@ -396,7 +407,7 @@ class Store:
                     try:
                         with conn.begin_nested():
                             out.extend(self._write(conn, [batch], at, sealed))
-                    except (ConflictError, NameTakenError) as exc:
+                    except (ConflictError, NameTakenError, WalletError) as exc:
                         out.append(exc)
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
@@ -417,6 +428,8 @@ class Store:
         new_sessions: list[dict[str, Any]] = []
         acks: list[dict[str, Any]] = []
         closed: list[dict[str, Any]] = []
+        moves: list[tuple[int, str, str, int, int]] = []  # (batch, player, kind, amount, seq)
+        staff: list[dict[str, Any]] = []
         out: list[Written] = []
         for batch in batches:
             if batch.ack is not None:
@@ -460,6 +473,9 @@ class Store:
                 money = chain.entry(e)
                 if money is not None:
                     kind, src, dst, amount = money
+                    if batch.wallet and chain.CASHIER in (src, dst):
+                        move = "debit" if src == chain.CASHIER else "credit"
+                        moves.append((len(out), str(e.player), move, amount, seq))
                     entries.append(
                         {
                             "table_id": batch.table,
@@ -494,6 +510,12 @@ class Store:
                         nets.append({"b_id": round_id, "b_player": p, "b_net": n})
             if batch.shoe is not None:
                 shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
+            if batch.staff is not None:
+                who, role, action = batch.staff
+                staff.append(
+                    {"account": who, "role": role, "table_id": batch.table, "seq": last}
+                    | {"action": action[:200], "at": at}
+                )
             out.append(Written(round_id, last, h, at))
         sql = self._sql
         moved = sql.run(conn, sql.move_head, heads)
@@ -519,7 +541,45 @@ class Store:
                 ) from None
         else:
             sql.run(conn, sql.insert_session, new_sessions)
+        self._move_wallets(conn, [(batches[m[0]].table, *m) for m in moves], out)
+        if staff:
+            conn.execute(insert(staff_actions), staff)
         return out
+
+    def _move_wallets(
+        self, conn: Connection, moves: list[tuple[str, int, str, str, int, int]], out: list[Written]
+    ) -> None:
+        """The built-in wallets' movements a group's events make, in their order: a debit
+        only from a balance that holds it (else :class:`WalletError`: the caller rolls back),
+        each keyed by its event (``table:T:SEQ``: the same event cannot move money twice)."""
+        a = accounts.c
+        for table, i, player, kind, amount, seq in moves:
+            sign = -1 if kind == "debit" else 1
+            stmt = update(accounts).where(a.name == player)
+            if sign < 0:
+                stmt = stmt.where(a.balance >= amount)
+            after = conn.execute(
+                stmt.values(balance=a.balance + sign * amount).returning(a.balance)
+            ).scalar()
+            if after is None:
+                raise WalletError(
+                    f"{player}'s wallet holds too little for a wager of {amount}"
+                    if sign < 0
+                    else f"no wallet {player!r} to credit"
+                )
+            conn.execute(
+                insert(wallet_entries).values(
+                    key=f"table:{table}:{seq}",
+                    account=player,
+                    kind=kind,
+                    amount=amount,
+                    balance=int(after),
+                    at=out[i].at,
+                    table_id=table,
+                    seq=seq,
+                )
+            )
+            out[i].wallets[player] = int(after)
 
     # ------------------------------------------------------------------ reading
     def table_state(self, table: str) -> TableState | None:
@@ -579,6 +639,16 @@ class Store:
         if row is None:
             return None
         return StoredSession(str(row[0]), str(row[1]), None if row[2] is None else str(row[2]))
+
+    def session_of(self, table: str, player: str) -> tuple[str, str | None] | None:
+        """The stored session of ``player`` at ``table``: (its token's digest, the last
+        message applied), or None."""
+        c = sessions.c
+        with self.read() as conn:
+            row = conn.execute(
+                select(c.token_hash, c.last_id).where(c.table_id == table, c.player == player)
+            ).first()
+        return None if row is None else (str(row[0]), None if row[1] is None else str(row[1]))
 
     def session_players(self, table: str) -> list[str]:
         """The players who hold a session at ``table``."""
@@ -776,5 +846,6 @@ __all__ = [
     "RoundWrite",
     "Store",
     "StoreError",
+    "WalletError",
     "token_digest",
 ]

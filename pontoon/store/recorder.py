@@ -50,12 +50,20 @@ class TableLog:
     """The writer of one table. Keeps the chain's head and the balances in memory; a write by
     another process in between is refused (:class:`~pontoon.store.db.ConflictError`)."""
 
-    def __init__(self, store: Store, table: str, *, top_up: bool = False) -> None:
+    def __init__(
+        self, store: Store, table: str, *, top_up: bool = False, wallet: bool = False
+    ) -> None:
         if not table or len(table) > 64:
             raise InputError("a table's name is 1 to 64 characters")
         self.store = store
         self.table = table
-        self.top_up = top_up  # scripted rounds: players bring exactly what they stake
+        # scripted rounds, and a wallet: players bring exactly what they stake
+        self.top_up = top_up or wallet
+        # the players' wallets stand behind the table: what a wager needs beyond the player's
+        # balance at the table is debited from the wallet, what a round leaves is credited
+        self.wallet = wallet
+        self.buy_in = chain.WALLET if wallet else "buy-in"
+        self.cash_out = chain.WALLET if wallet else "cash-out"
         store.ensure_table(table)
         self.reload()
 
@@ -88,7 +96,9 @@ class TableLog:
                 short = amount - balances.get(src, 0)
                 if short > 0 and src not in (chain.HOUSE, chain.CASHIER):
                     if self.top_up and src.startswith("player:"):
-                        deposit = Event("deposit", player=e.player, amount=short, detail="buy-in")
+                        deposit = Event(
+                            "deposit", player=e.player, amount=short, detail=self.buy_in
+                        )
                         out.append((deposit, False))
                         balances[src] = balances.get(src, 0) + short
                     else:
@@ -117,6 +127,7 @@ class TableLog:
             funded,
             round_write,
             snapshot(shoe) if shoe is not None else None,
+            wallet=self.wallet,
         )
         return Prepared(batch, balances)
 
@@ -157,11 +168,25 @@ class TableLog:
         items: list[tuple[Event, bool]] = []
         if amount > 0:
             items.append(
-                (Event("withdraw", player=player, amount=amount, detail="cash-out"), False)
+                (Event("withdraw", player=player, amount=amount, detail=self.cash_out), False)
             )
         prepared = self.prepare(items)
         prepared.batch.close = player
         return prepared
+
+    def _cash_out(
+        self, items: list[tuple[Event, bool]], players: list[str]
+    ) -> list[tuple[Event, bool]]:
+        """The withdrawals that pay ``players`` their whole balance out once ``items`` are
+        written (a scripted round's end; a wallet table's round: back to the wallets)."""
+        _, after = self._funded(items)
+        out: list[tuple[Event, bool]] = []
+        for player in players:
+            left = after.get(chain.account(player), 0)
+            if left > 0:
+                withdraw = Event("withdraw", player=player, amount=left, detail=self.cash_out)
+                out.append((withdraw, False))
+        return out
 
     # ------------------------------------------------------------------ rounds
     def start(self, rnd: Round) -> RoundLog:
@@ -225,7 +250,10 @@ class TableLog:
             nets,
             set(open_round.players),
         )
-        self.append([(e, True) for e in out], rw)
+        items = [(e, True) for e in out]
+        if self.wallet:  # what the void gave back goes back to the wallets
+            items += self._cash_out(items, sorted(open_round.players))
+        self.append(items, rw)
         self.open_ids = [i for i in self.open_ids if i != open_round.id]
         return out
 
@@ -285,12 +313,7 @@ class RoundLog:
             dict(self.written),
         )
         if cash_out:
-            _, after = self.log._funded(items)
-            for player in sorted(rnd.balance):
-                left = after.get(chain.account(player), 0)
-                if left > 0:
-                    withdraw = Event("withdraw", player=player, amount=left, detail="cash-out")
-                    items.append((withdraw, False))
+            items += self.log._cash_out(items, sorted(rnd.balance))
         prepared = self.log.prepare(items, rw, shoe)
         prepared.upto = len(rnd.events)
         return prepared

@@ -11,6 +11,14 @@ a test checks that a migrated database and this metadata agree.
                   the id of the last message applied for it
 ``drill_decisions`` each decision a learner made in a drill (``pontoon train``): the session,
                   the rule set, the cell, the play made, the exact best, the chart's, its cost
+``accounts``      one row per person: name, role (player or staff), the password's argon2id
+                  hash (never the password), the built-in wallet's balance
+``account_sessions`` a logged-in person: the cookie token's SHA-256 digest, expiry
+``wallet_entries`` every movement of a built-in wallet: its idempotency key, the account, the
+                  kind (deposit and withdrawal by a cashier with a reference; debit and
+                  credit by a table, with the event that caused it), amount, balance after
+``staff_actions`` what a staff member did at a table (a procedure, a deal): who, which role,
+                  the table's last event it wrote
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0006"
+HEAD = "0007"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -156,4 +164,63 @@ drill_decisions = Table(
     Column("correct", Boolean, nullable=False),
     Column("cost", Float, nullable=False),  # expected value lost per unit wagered (not money)
     Index("ix_drill_decisions_learner", "learner", "drill", "rules"),
+)
+
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("name", String(24), primary_key=True),
+    Column("role", String(16), nullable=False),
+    Column("password_hash", String(200), nullable=False),  # argon2id, encoded with its salt
+    Column("balance", BigInteger, nullable=False),  # the built-in wallet, in cents
+    Column("created_at", String(32), nullable=False),
+    CheckConstraint("balance >= 0", name="ck_accounts_balance"),
+    CheckConstraint(
+        "role IN ('player', 'dealer', 'supervisor', 'pitboss', 'cashier')",
+        name="ck_accounts_role",
+    ),
+)
+
+account_sessions = Table(
+    "account_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256 hex of the cookie's token
+    Column("account", String(24), ForeignKey("accounts.name"), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("expires_at", String(32), nullable=False),
+    Index("ix_account_sessions_account", "account"),
+)
+
+wallet_entries = Table(
+    "wallet_entries",
+    metadata,
+    Column("key", String(100), primary_key=True),  # the idempotency key: one movement once
+    Column("account", String(24), ForeignKey("accounts.name"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("balance", BigInteger, nullable=False),  # the account's balance after it
+    Column("at", String(32), nullable=False),
+    Column("table_id", String(64), nullable=True),  # debit, credit: the event that caused it
+    Column("seq", BigInteger, nullable=True),
+    Column("reference", String(100), nullable=True),  # deposit, withdrawal: the cashier's
+    Column("by", String(24), nullable=True),  # the staff member who made it
+    CheckConstraint("amount > 0", name="ck_wallet_entries_amount"),
+    CheckConstraint(
+        "kind IN ('deposit', 'withdrawal', 'debit', 'credit', 'rollback')",
+        name="ck_wallet_entries_kind",
+    ),
+    Index("ix_wallet_entries_account", "account"),
+)
+
+staff_actions = Table(
+    "staff_actions",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("account", String(24), ForeignKey("accounts.name"), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("table_id", String(64), nullable=False),
+    Column("seq", BigInteger, nullable=False),  # the last event the action wrote
+    Column("action", String(200), nullable=False),
+    Column("at", String(32), nullable=False),
+    Index("ix_staff_actions_account", "account"),
 )

@@ -10,7 +10,10 @@ What is checked, table by table, in chain order:
    together hold what was deposited less what was withdrawn;
 3. each round's row and players agree with its events (status, times, house, nets, numbers);
 4. each round's log replays through the engine to the same log (8.6), and a finished round
-   leaves nothing on the layout: no wager is settled twice or left unsettled.
+   leaves nothing on the layout: no wager is settled twice or left unsettled;
+5. every wallet equals its ledger: an account's balance is what its movements add up to;
+   each debit and credit of a table is the deposit (``wallet``) or withdrawal of the event
+   it names, with its player and amount, and every such event has its movement.
 
 The first problem found is *the first broken link*; later ones may follow from it.
 """
@@ -28,7 +31,16 @@ from pontoon.events import Event, upgraded
 from pontoon.replay import replay
 from pontoon.store import chain
 from pontoon.store.db import Store, event_of
-from pontoon.store.schema import events, ledger, round_players, rounds, tables
+from pontoon.store.roles import IN
+from pontoon.store.schema import (
+    accounts,
+    events,
+    ledger,
+    round_players,
+    rounds,
+    tables,
+    wallet_entries,
+)
 
 
 @dataclass(slots=True)
@@ -37,6 +49,7 @@ class Report:
     events: int = 0
     rounds: int = 0
     entries: int = 0
+    wallets: int = 0
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     balances: dict[str, dict[str, int]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
@@ -54,6 +67,7 @@ class Report:
             "events": self.events,
             "rounds": self.rounds,
             "ledger_entries": self.entries,
+            "wallets": self.wallets,
             "heads": {t: {"seq": s, "hash": h} for t, (s, h) in self.heads.items()},
             "balances": self.balances,
         }
@@ -81,9 +95,15 @@ def verify(store: Store) -> Report:
         report.tables = len(chain_tables)
         report.rounds = len(round_rows)
         seen_rounds: set[int] = set()
+        moved: dict[tuple[str, int], tuple[str, str, int]] = {}  # the wallets' events
         for table in chain_tables:
             stored = _check_chain(conn, table, heads.get(table), report)
             _check_ledger(conn, table, stored, report)
+            for s in stored:
+                e = s.event
+                if e.kind in ("deposit", "withdraw") and e.detail == chain.WALLET:
+                    kind = "debit" if e.kind == "deposit" else "credit"
+                    moved[(table, s.seq)] = (str(e.player), kind, int(e.amount or 0))
             by_round: dict[int, list[_Stored]] = defaultdict(list)
             for s in stored:
                 if s.round_id is not None:
@@ -96,7 +116,40 @@ def verify(store: Store) -> Report:
                     f"round {rid} (table {row['table_id']!r}): recorded but no event of its "
                     "chain belongs to it"
                 )
+        _check_wallets(conn, moved, report)
     return report
+
+
+def _check_wallets(
+    conn: Any, moved: dict[tuple[str, int], tuple[str, str, int]], report: Report
+) -> None:
+    """Each account's balance against its movements; each table movement against its event."""
+    sums: dict[str, int] = defaultdict(int)
+    for r in conn.execute(select(wallet_entries).order_by(wallet_entries.c.key)):
+        kind, amount = str(r.kind), int(r.amount)
+        sums[str(r.account)] += amount if kind in IN else -amount
+        if r.table_id is None:
+            continue
+        where = (str(r.table_id), int(r.seq))
+        event = moved.pop(where, None)
+        if event != (str(r.account), kind, amount):
+            said = "no wallet movement" if event is None else f"a {event[1]} of {event[2]}"
+            report.problems.append(
+                f"wallet of {r.account!r}: a {kind} of {amount} names table {where[0]!r} "
+                f"event {where[1]}, which says {said}"
+            )
+    for (table, seq), (player, kind, amount) in sorted(moved.items()):
+        report.problems.append(
+            f"table {table!r} event {seq}: a {kind} of {amount} for {player!r} "
+            "has no movement in the wallet"
+        )
+    for name, balance in conn.execute(select(accounts.c.name, accounts.c.balance)):
+        report.wallets += 1
+        if int(balance) != sums.get(str(name), 0):
+            report.problems.append(
+                f"wallet of {name!r}: balance {int(balance)}, its movements add up to "
+                f"{sums.get(str(name), 0)}"
+            )
 
 
 def _check_chain(

@@ -1,0 +1,255 @@
+"""Accounts, their logged-in sessions and the built-in wallet, kept in the round store.
+
+An account is a person: a player, or a member of staff (dealer, supervisor, pit boss,
+cashier). Its password is kept only as an argon2id hash (salted, by ``argon2-cffi``); a
+session's token only as its SHA-256 digest, as a table session's is. The built-in wallet is
+the account's ``balance``: a cashier deposits and withdraws with a reference; a table debits
+a wager and credits a win **in the transaction of the event that causes it**
+(:meth:`pontoon.store.db.Store.append_many`). Every movement is a ``wallet_entries`` row
+under its idempotency key, so the same movement asked twice is made once.
+
+>>> valid_password("correct horse")
+'correct horse'
+>>> valid_password("short")
+Traceback (most recent call last):
+...
+pontoon.errors.InputError: a password is 8 to 128 characters
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from pontoon.errors import InputError
+from pontoon.store import chain
+from pontoon.store.db import token_digest
+from pontoon.store.roles import STAFF, Movement, Role
+from pontoon.store.schema import account_sessions, accounts, wallet_entries
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
+
+    from pontoon.store.db import Store
+
+NAME = re.compile(r"^[A-Za-z0-9_\-]{1,24}$")
+REFERENCE = re.compile(r"^[\x21-\x7e]{1,64}$")  # printable ASCII, no space
+MAX_AMOUNT = 10**12  # cents: ten billion in the major unit, one movement
+
+
+class Account(NamedTuple):
+    name: str
+    role: Role
+    balance: int
+
+
+class AccountError(InputError):
+    """An account cannot be made or used as asked (the text says why)."""
+
+
+class WrongReference(AccountError):
+    """A cashier's reference already used for another movement."""
+
+
+def valid_name(name: str) -> str:
+    if not NAME.match(name):
+        raise AccountError("a name is 1 to 24 of the letters A-Z a-z, the digits, - and _")
+    return name
+
+
+def valid_password(password: str) -> str:
+    if not 8 <= len(password) <= 128:
+        raise InputError("a password is 8 to 128 characters")
+    return password
+
+
+def hasher(strength: str = "default") -> PasswordHasher:
+    """The argon2id hasher: ``default`` is argon2-cffi's (RFC 9106's low-memory profile: 64
+    MiB, 3 passes, 4 lanes); ``minimum`` is OWASP's least (19 MiB, 2 passes, 1 lane), for
+    tests and small machines. A hash records its own parameters: either verifies the other."""
+    from argon2 import PasswordHasher
+
+    if strength == "minimum":
+        return PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
+    return PasswordHasher()
+
+
+def _later(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Accounts:
+    """The accounts of one store. ``hasher``: :func:`hasher`'s (argon2id) unless given."""
+
+    def __init__(self, store: Store, password_hasher: PasswordHasher | None = None) -> None:
+        self.store = store
+        self.hasher = password_hasher or hasher()
+        self._dummy: str | None = None  # hashed once: an unknown name costs a verification
+
+    # ------------------------------------------------------------------ accounts
+    def create(self, name: str, password: str, role: Role = Role.PLAYER) -> Account:
+        """A new account (balance 0); :class:`AccountError` when the name is taken."""
+        valid_name(name)
+        digest = self.hasher.hash(valid_password(password))
+        row = {"name": name, "role": str(role), "password_hash": digest, "balance": 0}
+        try:
+            with self.store.write() as conn:
+                conn.execute(insert(accounts).values(row | {"created_at": chain.now()}))
+        except IntegrityError:
+            raise AccountError(f"the name {name!r} is taken") from None
+        return Account(name, role, 0)
+
+    def get(self, name: str) -> Account | None:
+        with self.store.read() as conn:
+            row = conn.execute(
+                select(accounts.c.name, accounts.c.role, accounts.c.balance).where(
+                    accounts.c.name == name
+                )
+            ).first()
+        return None if row is None else Account(str(row[0]), Role(row[1]), int(row[2]))
+
+    def check(self, name: str, password: str) -> Account | None:
+        """The account when ``password`` is its password, else None. An unknown name costs a
+        verification too, so the time of the answer does not tell which names exist."""
+        from argon2.exceptions import InvalidHashError, VerificationError
+
+        with self.store.read() as conn:
+            row = conn.execute(
+                select(accounts.c.password_hash).where(accounts.c.name == name)
+            ).first()
+        if row is None:
+            if self._dummy is None:
+                self._dummy = self.hasher.hash(secrets.token_urlsafe(12))
+            stored = self._dummy
+        else:
+            stored = str(row[0])
+        ok: bool
+        try:
+            ok = self.hasher.verify(stored, password)
+        except (VerificationError, InvalidHashError):
+            ok = False
+        return self.get(name) if ok and row is not None else None
+
+    # ------------------------------------------------------------------ sessions
+    def open_session(self, name: str, seconds: float) -> str:
+        """A new logged-in session of ``name`` for ``seconds``; its token (kept only as its
+        digest)."""
+        token = secrets.token_urlsafe(32)
+        row = {"token_hash": token_digest(token), "account": name, "created_at": chain.now()}
+        with self.store.write() as conn:
+            conn.execute(insert(account_sessions).values(row | {"expires_at": _later(seconds)}))
+        return token
+
+    def session(self, token: str) -> Account | None:
+        """The account logged in with ``token``, None when unknown or expired."""
+        if not token or len(token) > 64 or not token.isascii():
+            return None
+        s = account_sessions.c
+        with self.store.read() as conn:
+            row = conn.execute(
+                select(s.account, s.expires_at).where(s.token_hash == token_digest(token))
+            ).first()
+        if row is None or str(row[1]) <= chain.now():
+            return None
+        return self.get(str(row[0]))
+
+    def close_session(self, token: str) -> None:
+        with self.store.write() as conn:
+            conn.execute(
+                delete(account_sessions).where(account_sessions.c.token_hash == token_digest(token))
+            )
+
+    # ------------------------------------------------------------------ the wallet
+    def cashier(
+        self, name: str, kind: Movement, amount: int, reference: str, by: str | None
+    ) -> int:
+        """A cashier's deposit into or withdrawal from ``name``'s wallet, under its
+        ``reference`` (the idempotency key: the same reference again for the same movement
+        is made once; for another movement it is refused). The balance after it."""
+        if kind not in (Movement.DEPOSIT, Movement.WITHDRAWAL):
+            raise AccountError(f"a cashier deposits or withdraws, not {kind}")
+        if not 0 < amount <= MAX_AMOUNT:
+            raise AccountError(f"an amount is 1 to {MAX_AMOUNT} cents, not {amount}")
+        if not REFERENCE.match(reference):
+            raise AccountError("a reference is 1 to 64 printable characters with no space")
+        key = f"cashier:{reference}"
+        a, w = accounts.c, wallet_entries.c
+        with self.store.write() as conn:
+            done = conn.execute(select(w.account, w.kind, w.amount).where(w.key == key)).first()
+            if done is not None:
+                if tuple(done) != (name, str(kind), amount):
+                    raise WrongReference(f"the reference {reference!r} is another movement's")
+                return self._balance(conn, name)
+            sign = 1 if kind is Movement.DEPOSIT else -1
+            stmt = update(accounts).where(a.name == name)
+            if sign < 0:
+                stmt = stmt.where(a.balance >= amount)
+            after = conn.execute(
+                stmt.values(balance=a.balance + sign * amount).returning(a.balance)
+            ).scalar()
+            if after is None:
+                if self._exists(conn, name):
+                    have = self._balance(conn, name)
+                    raise AccountError(f"{name}'s wallet holds {have}, too little for {amount}")
+                raise AccountError(f"no account {name!r}")
+            conn.execute(
+                insert(wallet_entries).values(
+                    key=key,
+                    account=name,
+                    kind=str(kind),
+                    amount=amount,
+                    balance=int(after),
+                    at=chain.now(),
+                    reference=reference,
+                    by=by,
+                )
+            )
+        return int(after)
+
+    def entries(self, name: str) -> list[dict[str, Any]]:
+        """``name``'s wallet movements, oldest first."""
+        w = wallet_entries.c
+        with self.store.read() as conn:
+            rows = conn.execute(
+                select(wallet_entries).where(w.account == name).order_by(w.at, w.key)
+            )
+            return [dict(r._mapping) for r in rows]
+
+    @staticmethod
+    def _exists(conn: Any, name: str) -> bool:
+        found = conn.execute(select(accounts.c.name).where(accounts.c.name == name)).first()
+        return found is not None
+
+    @staticmethod
+    def _balance(conn: Any, name: str) -> int:
+        found = conn.execute(select(accounts.c.balance).where(accounts.c.name == name)).scalar()
+        if found is None:
+            raise AccountError(f"no account {name!r}")
+        return int(found)
+
+
+def balances(store: Store, names: list[str]) -> dict[str, int]:
+    """The wallets' balances of ``names`` (those that have an account)."""
+    if not names:
+        return {}
+    with store.read() as conn:
+        rows = conn.execute(
+            select(accounts.c.name, accounts.c.balance).where(accounts.c.name.in_(names))
+        )
+        return {str(n): int(b) for n, b in rows}
+
+
+__all__ = [
+    "STAFF",
+    "Account",
+    "AccountError",
+    "Accounts",
+    "Movement",
+    "Role",
+    "hasher",
+]

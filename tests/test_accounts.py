@@ -1,0 +1,370 @@
+"""Accounts, staff roles and the built-in wallet behind the tables (issue 18), on the store and
+through the server in accounts mode (``create_app(accounts=True)``, ``pontoon serve
+--accounts``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("argon2")
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select, text
+
+from pontoon.cli import main
+from pontoon.rules import load_rules
+from pontoon.server.accounts import COOKIE, CSRF_HEADER
+from pontoon.server.app import create_app
+from pontoon.server.limits import Limits
+from pontoon.server.table import TableConfig
+from pontoon.store.accounts import AccountError, Accounts, Movement, Role, hasher
+from pontoon.store.db import Store
+from pontoon.store.schema import staff_actions, wallet_entries
+from pontoon.store.verify import verify
+from tests.test_server_helpers import OPEN, SUPERVISOR, serving, stacked
+
+# burn, box 1, dealer, box 1: ana holds Q-7 against the dealer's 9 and stands; the dealer
+# draws 6 (15) and a king: bust, ana's wager is paid at evens
+ROUND = ["4D", "QS", "9C", "7H", "6D", "KD", "2C", "3C", "8C"]
+PASSWORD = "correct horse battery"
+
+
+def _url(db: Path) -> str:
+    return f"sqlite:///{db}"
+
+
+def _people(db: Path) -> Accounts:
+    return Accounts(Store(_url(db)), hasher("minimum"))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "accounts.db"
+    people = _people(path)
+    people.create("mere", PASSWORD, Role.SUPERVISOR)
+    people.create("tama", PASSWORD, Role.CASHIER)
+    people.create("hemi", PASSWORD, Role.DEALER)
+    people.store.close()
+    return path
+
+
+def _app(db: Path, limits: Limits | None = None, hours: float = 24.0) -> Any:
+    rules = load_rules("nz-pontoon")
+    configs = [TableConfig("kauri", rules, 30.0, 30.0, 100_000, stacked(ROUND))]
+    return create_app(
+        _url(db),
+        configs,
+        SUPERVISOR,
+        limits=limits,
+        accounts=True,
+        password_strength="minimum",
+        login_hours=hours,
+    )
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[TestClient]:
+    with serving(_app(db)) as c:
+        yield c
+
+
+def login(client: TestClient, name: str, password: str = PASSWORD) -> dict[str, str]:
+    """The headers of ``name``'s logged-in requests (cookie and CSRF token); the client's own
+    cookie jar is emptied, so that each request says whose it is."""
+    r = client.post("/api/login", json={"name": name, "password": password})
+    assert r.status_code == 200, r.text
+    token = r.cookies[COOKIE]
+    client.cookies.clear()
+    return {"cookie": f"{COOKIE}={token}", CSRF_HEADER: r.json()["csrf"]}
+
+
+def register(client: TestClient, name: str) -> dict[str, str]:
+    r = client.post("/api/accounts", json={"name": name, "password": PASSWORD})
+    assert r.status_code == 201, r.text
+    return login(client, name)
+
+
+def deposit(client: TestClient, name: str, amount: int, ref: str) -> int:
+    cashier = login(client, "tama")
+    r = client.post(
+        "/api/cashier",
+        json={"account": name, "kind": "deposit", "amount": amount, "reference": ref},
+        headers=cashier,
+    )
+    assert r.status_code == 200, r.text
+    balance: int = r.json()["balance"]
+    return balance
+
+
+class Socket:
+    """A WebSocket of a logged-in account (its cookie, no token)."""
+
+    def __init__(self, client: TestClient, headers: dict[str, str], table: str = "kauri"):
+        self._cm = client.websocket_connect(f"/ws/{table}", headers={"cookie": headers["cookie"]})
+        self.ws = self._cm.__enter__()
+        OPEN.append(self)  # closed by serving() even when a test fails
+        self.state: dict[str, Any] = self.ws.receive_json()
+        self.n = 0
+
+    def send(self, **msg: Any) -> dict[str, Any]:
+        self.n += 1
+        self.ws.send_json({"id": f"m{self.n}", **msg})
+        while True:
+            m: dict[str, Any] = self.ws.receive_json()
+            if m["type"] == "state":
+                self.state = m
+            else:
+                return m
+
+    def close(self) -> None:
+        if self in OPEN:
+            OPEN.remove(self)
+            self._cm.__exit__(None, None, None)
+
+
+def _play_out(sock: Socket) -> None:
+    """Stand when the rules allow it, else hit (14.1(d)); decline insurance."""
+    for _ in range(20):
+        sock.send(type="state")
+        st = sock.state
+        if st["phase"] == "over":
+            return
+        legal = {m["action"] for m in st["legal"]}
+        if not legal:
+            return
+        for action in ("no-insurance", "stand", "hit"):
+            if action in legal:
+                box = next(m["box"] for m in st["legal"] if m["action"] == action)
+                assert sock.send(type="act", action=action, box=box)["type"] == "ok"
+                break
+    raise AssertionError("the round did not end")
+
+
+# ---------------------------------------------------------------------- the store
+
+
+def test_a_password_is_kept_only_as_an_argon2id_hash(tmp_path: Path) -> None:
+    people = _people(tmp_path / "a.db")
+    people.create("ana", PASSWORD)
+    with people.store.read() as conn:
+        stored = conn.execute(text("SELECT password_hash FROM accounts")).scalar()
+    assert stored.startswith("$argon2id$") and PASSWORD not in stored
+    assert people.check("ana", PASSWORD) == ("ana", Role.PLAYER, 0)
+    assert people.check("ana", PASSWORD + "x") is None
+    assert people.check("nobody", PASSWORD) is None
+    with pytest.raises(AccountError, match="taken"):
+        people.create("ana", PASSWORD)
+    with pytest.raises(Exception, match="8 to 128"):
+        people.create("ben", "short")
+    assert PASSWORD.encode() not in (tmp_path / "a.db").read_bytes()
+
+
+def test_a_login_session_expires_and_is_closed(tmp_path: Path) -> None:
+    people = _people(tmp_path / "a.db")
+    people.create("ana", PASSWORD)
+    token = people.open_session("ana", 3600)
+    assert people.session(token) is not None and people.session(token + "x") is None
+    people.close_session(token)
+    assert people.session(token) is None
+    brief = people.open_session("ana", 0.01)
+    time.sleep(0.05)
+    assert people.session(brief) is None
+
+
+def test_a_cashier_reference_moves_money_once(tmp_path: Path) -> None:
+    people = _people(tmp_path / "a.db")
+    people.create("ana", PASSWORD)
+    assert people.cashier("ana", Movement.DEPOSIT, 5000, "R-1", "tama") == 5000
+    assert people.cashier("ana", Movement.DEPOSIT, 5000, "R-1", "tama") == 5000  # again: once
+    with pytest.raises(AccountError, match="another movement"):
+        people.cashier("ana", Movement.DEPOSIT, 7000, "R-1", "tama")
+    with pytest.raises(AccountError, match="too little"):
+        people.cashier("ana", Movement.WITHDRAWAL, 5001, "R-2", "tama")
+    assert people.cashier("ana", Movement.WITHDRAWAL, 2000, "R-3", "tama") == 3000
+    assert [e["kind"] for e in people.entries("ana")] == ["deposit", "withdrawal"]
+    assert verify(people.store).ok
+
+
+def test_pontoon_staff_add_and_cashier_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = _url(tmp_path / "c.db")
+    secret = tmp_path / "pw"
+    secret.write_text(PASSWORD + "\n")
+    args = ["staff", "add", "tama", "--role", "cashier", "--password-file", str(secret)]
+    assert main([*args, "--password-strength", "minimum", "--db", url, "--json"]) == 0
+    assert capsys.readouterr().out.strip() == '{"name": "tama", "role": "cashier"}'
+    assert main([*args, "--db", url]) == 2  # the name is taken
+    assert "taken" in capsys.readouterr().err
+    assert main(["staff", "add", "x", "--role", "croupier", "--db", url]) == 2
+    assert "invalid choice: 'croupier'" in capsys.readouterr().err
+    _people(tmp_path / "c.db").create("ana", PASSWORD)
+    move = ["cashier", "deposit", "ana", "2500", "--reference", "R9", "--db", url, "--json"]
+    assert main([*move, "--by", "tama"]) == 0
+    assert '"balance": 2500' in capsys.readouterr().out
+    assert main([*move, "--by", "ana"]) == 2  # not a cashier
+    assert "not a cashier" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the server
+
+
+def test_login_sets_an_http_only_same_site_cookie_and_logout_ends_it(client: TestClient) -> None:
+    assert client.post("/api/accounts", json={"name": "ana", "password": PASSWORD}).status_code
+    r = client.post("/api/login", json={"name": "ana", "password": PASSWORD})
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+    assert "secure" not in cookie  # not over TLS here
+    client.cookies.clear()
+    me = login(client, "ana")
+    assert client.get("/api/me", headers=me).json()["name"] == "ana"
+    assert client.post("/api/logout", headers={"cookie": me["cookie"]}).status_code == 403
+    assert client.post("/api/logout", headers=me).status_code == 200
+    assert client.get("/api/me", headers=me).status_code == 401  # the session is gone
+
+
+def test_a_forged_or_expired_cookie_opens_nothing(db: Path) -> None:
+    with serving(_app(db, hours=0.5 / 3600)) as client:
+        forged = {"cookie": f"{COOKIE}=not-a-session", CSRF_HEADER: "x"}
+        assert client.get("/api/me", headers=forged).status_code == 401
+        assert client.post("/api/tables/kauri/join", headers=forged).status_code == 401
+        register(client, "ana")
+        brief = login(client, "ana")
+        time.sleep(0.6)
+        assert client.get("/api/me", headers=brief).status_code == 401
+        with client.websocket_connect("/ws/kauri", headers={"cookie": brief["cookie"]}) as ws:
+            assert ws.receive_json()["code"] == "auth"
+
+
+def test_csrf_is_refused_on_every_state_changing_request(client: TestClient) -> None:
+    ana = register(client, "ana")
+    cookie_only = {"cookie": ana["cookie"]}
+    wrong = ana | {CSRF_HEADER: "0" * 32}
+    for headers in (cookie_only, wrong):
+        assert client.post("/api/tables/kauri/join", headers=headers).status_code == 403
+        assert client.post("/api/tables/kauri/leave", headers=headers).status_code == 403
+    assert client.post("/api/tables/kauri/join", headers=ana).status_code == 200
+
+
+def test_failed_logins_are_throttled_per_account(
+    db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with serving(_app(db, Limits(login_failures=3))) as client:
+        register(client, "ana")
+        for _ in range(3):
+            r = client.post("/api/login", json={"name": "ana", "password": "wrong-password"})
+            assert r.status_code == 401
+        r = client.post("/api/login", json={"name": "ana", "password": PASSWORD})
+        assert r.status_code == 429  # the right password too, while throttled
+        assert "wrong-password" not in caplog.text and "failed login for 'ana'" in caplog.text
+        r = client.post("/api/login", json={"name": "mere", "password": PASSWORD})
+        assert r.status_code == 200  # another account is not concerned
+
+
+def test_the_wallet_pays_each_wager_and_takes_each_win_in_the_events_transaction(
+    db: Path, client: TestClient
+) -> None:
+    ana = register(client, "ana")
+    assert deposit(client, "ana", 5000, "R-100") == 5000
+    assert client.post("/api/tables/kauri/join", headers=ana).status_code == 200
+    sock = Socket(client, ana)
+    assert sock.state["you"] == "ana" and sock.state["balance"] == 5000
+    assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    assert sock.state["balance"] == 4000  # 1000 on the layout, 4000 in the wallet
+    assert sock.send(type="deal")["type"] == "ok"
+    _play_out(sock)
+    sock.close()
+    with Store(_url(db)) as store:
+        with store.read() as conn:
+            moves = [dict(r._mapping) for r in conn.execute(select(wallet_entries))]
+            net = conn.execute(text("SELECT net FROM round_players WHERE player='ana'")).scalar()
+        report = verify(store)
+    assert report.ok, report.problems
+    debit = next(m for m in moves if m["kind"] == "debit")
+    assert (debit["account"], debit["amount"], debit["table_id"]) == ("ana", 1000, "kauri")
+    assert debit["key"] == f"table:kauri:{debit['seq']}"
+    credits = sum(m["amount"] for m in moves if m["kind"] == "credit")
+    assert net == 1000 and credits == 2000  # the stake back with the win
+    me = client.get("/api/me", headers=login(client, "ana")).json()
+    assert me["balance"] == 5000 + net
+
+
+def test_a_wager_beyond_the_wallet_is_refused_and_changes_nothing(
+    db: Path, client: TestClient
+) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 500, "R-1")
+    client.post("/api/tables/kauri/join", headers=ana)
+    sock = Socket(client, ana)
+    before = sock.state["version"]
+    r = sock.send(type="bet", box=1, amount=1000)
+    assert r["code"] == "funds" and "500" in r["error"]
+    sock.send(type="state")
+    assert sock.state["boxes"] == [] and sock.state["version"] == before
+    sock.close()
+    with Store(_url(db)) as store:
+        assert verify(store).ok
+
+
+def test_staff_act_by_role_and_every_staff_action_is_recorded_with_its_name(
+    db: Path, client: TestClient
+) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 5000, "R-1")
+    client.post("/api/tables/kauri/join", headers=ana)
+    player = Socket(client, ana)
+    assert player.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    cashier = Socket(client, login(client, "tama"))
+    assert cashier.send(type="deal")["code"] == "role"  # a cashier does not pace the table
+    dealer = Socket(client, login(client, "hemi"))
+    assert dealer.state["role"] == "dealer"
+    assert dealer.send(type="deal")["type"] == "ok"  # the dealer calls no more bets (8.2)
+    assert dealer.send(type="irregularity", kind="void")["code"] == "role"  # 16: supervisor's
+    assert player.send(type="irregularity", kind="void")["code"] == "role"
+    supervisor = Socket(client, login(client, "mere"))
+    assert supervisor.send(type="irregularity", kind="void")["type"] == "ok"  # 16.5
+    for s in (player, cashier, dealer, supervisor):
+        s.close()
+    with Store(_url(db)) as store:
+        with store.read() as conn:
+            done = [(r.account, r.role) for r in conn.execute(select(staff_actions))]
+        report = verify(store)
+    assert done == [("hemi", "dealer"), ("mere", "supervisor")]
+    assert report.ok, report.problems
+    me = client.get("/api/me", headers=login(client, "ana")).json()
+    assert me["balance"] == 5000  # 16.5: the void gave the wager back to the wallet
+
+
+def test_the_shared_supervisor_token_opens_nothing_in_accounts_mode(client: TestClient) -> None:
+    with client.websocket_connect(f"/ws/kauri?token={SUPERVISOR}") as ws:
+        assert ws.receive_json()["code"] == "auth"
+    assert client.get(f"/api/tables/kauri/state?token={SUPERVISOR}").status_code == 401
+    staff = login(client, "mere")
+    r = client.post("/api/tables/kauri/join", headers=staff)
+    assert r.status_code == 403  # staff do not sit down
+
+
+def test_verify_proves_every_wallet_equals_its_ledger(db: Path, client: TestClient) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 5000, "R-1")
+    client.post("/api/tables/kauri/join", headers=ana)
+    sock = Socket(client, ana)
+    sock.send(type="bet", box=1, amount=1000)
+    sock.close()
+    url = _url(db)
+    assert main(["verify", "--db", url]) == 0
+    with Store(url) as store, store.write() as conn:
+        conn.execute(text("UPDATE accounts SET balance = balance + 1 WHERE name = 'ana'"))
+    assert main(["verify", "--db", url]) == 3
+    with Store(url) as store, store.write() as conn:
+        conn.execute(text("UPDATE accounts SET balance = balance - 1 WHERE name = 'ana'"))
+        conn.execute(text("UPDATE wallet_entries SET amount = 999 WHERE kind = 'debit'"))
+    with Store(url) as store:
+        problems = verify(store).problems
+    assert any("names table 'kauri'" in p for p in problems), problems
