@@ -559,6 +559,11 @@ def create_app(
             )
         return out
 
+    @app.get("/api/server")
+    async def server() -> dict[str, Any]:
+        """How people come in: ``accounts`` (log in, wallets) or a name and play money."""
+        return {"accounts": accounts}
+
     @app.get("/api/stats")
     async def stats() -> dict[str, Any]:
         """The store writer's group commits (transactions, batches, seconds) so far."""

@@ -9,6 +9,9 @@ const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
 let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = null, chart = null;
 let seq = 0;
+// accounts mode: people log in; the socket and requests carry the session's cookie (no token)
+const COOKIE = "cookie";
+let accounts = false, me = null;  // me: {name, role, balance, csrf} of the logged-in account
 
 function money(c) { return (c < 0 ? "-$" : "$") + (Math.abs(c) / 100).toFixed(2); }
 function say(text) { $("message").textContent = text || ""; }
@@ -35,10 +38,47 @@ async function loadTables() {
     connect(sel.value, sup);
     return;
   }
+  if (accounts) { if (me) connect(sel.value, COOKIE); else watch(); return; }
   const saved = sessionStorage.getItem("pontoon-token-" + sel.value);
   if (saved) connect(sel.value, saved);
   else watch();
 }
+
+// ------------------------------------------------------------------ accounts
+async function whoAmI() {
+  const r = await fetch("/api/me");
+  me = r.ok ? await r.json() : null;
+  $("login").hidden = !!me;
+  $("account").hidden = !me;
+  const wallet = me && me.role === "player" ? ` · wallet ${money(me.balance)}` : "";
+  $("account-name").textContent = me ? `${me.name} (${me.role})${wallet}` : "";
+}
+async function post(path, body) {
+  const headers = body ? { "Content-Type": "application/json" } : {};
+  if (me) headers["X-CSRF-Token"] = me.csrf;
+  const r = await fetch(path, { method: "POST", headers, body: body ? JSON.stringify(body) : undefined });
+  const answer = await r.json().catch(() => ({}));
+  if (!r.ok) say(typeof answer.detail === "string" ? answer.detail : `refused (${r.status})`);
+  return r.ok ? answer : null;
+}
+async function logIn(register) {
+  const body = { name: $("login-name").value.trim(), password: $("login-password").value };
+  if (register && !(await post("/api/accounts", body))) return;
+  if (!(await post("/api/login", body))) return;
+  $("login-password").value = "";
+  say("");
+  await whoAmI();
+  connect($("table-name").value, COOKIE);  // a player who has not joined goes on watching
+}
+$("login").addEventListener("submit", (ev) => { ev.preventDefault(); logIn(false); });
+$("register-button").addEventListener("click", () => logIn(true));
+$("logout-button").addEventListener("click", async () => {
+  if (!(await post("/api/logout"))) return;
+  token = null;
+  if (ws) { ws.close(); ws = null; }
+  await whoAmI();
+  watch();
+});
 
 // Before sitting down the table is watched: its boxes (the empty ones are seats to take),
 // the dealer and the play, from the state a watcher gets, refreshed every two seconds.
@@ -57,6 +97,10 @@ $("table-name").addEventListener("change", () => { chart = null; watch(); loadHi
 $("join").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const t = $("table-name").value, name = $("player-name").value.trim();
+  if (accounts) {  // the logged-in player sits down; the wallet stands behind the wagers
+    if (await post(`/api/tables/${t}/join`)) connect(t, COOKIE);
+    return;
+  }
   const r = await fetch(`/api/tables/${t}/join`, { method: "POST",
     headers: { "Content-Type": "application/json" }, body: JSON.stringify({ name }) });
   const body = await r.json();
@@ -70,18 +114,21 @@ function connect(t, tok) {
   table = t; token = tok;
   if (ws) ws.close();
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  ws = new WebSocket(`${proto}//${location.host}/ws/${t}?token=${encodeURIComponent(tok)}`);
+  const query = tok === COOKIE ? "" : `?token=${encodeURIComponent(tok)}`;
+  ws = new WebSocket(`${proto}//${location.host}/ws/${t}${query}`);
   ws.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
     if (m.type === "state") { state = m; render(); }
     else if (m.type === "error") {
+      if (tok === COOKIE && m.code === "auth") return;  // logged in, not at this table: watch
       say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
       if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
     } else if (m.type === "left" || (m.type === "ok" && m.cashed_out !== undefined)) {
       // left, from this tab or another: back to watching
       sessionStorage.removeItem("pontoon-token-" + t);
       token = null; ws = null;
-      say(`You left the table: ${money(m.cashed_out)} cashed out`);
+      say(accounts ? "You left the table" : `You left the table: ${money(m.cashed_out)} cashed out`);
+      if (accounts) whoAmI();
       watch();
     } else if (m.type === "ok") { say(""); }
   };
@@ -116,8 +163,13 @@ function render() {
     document.body.dataset.version = s.version;
     document.body.dataset.phase = s.phase;
   }
-  $("join").hidden = !watcher;
+  $("join").hidden = !watcher || (accounts && (!me || me.role !== "player"));
+  if (accounts && me && s.you === me.name && s.role === "player") {
+    $("account-name").textContent = `${me.name} (${me.role}) · wallet ${money(s.balance)}`;
+  }
+  const staff = ["dealer", "pitboss", "cashier"].includes(s.role);
   $("me").textContent = s.role === "supervisor" ? `Supervisor at ${s.table}`
+    : staff ? `${s.you}, ${s.role} at ${s.table} · round ${s.round}`
     : watcher ? `watching ${s.table} · round ${s.round}`
     : `${s.you} at ${s.table} · round ${s.round}`;
   $("supervisor").hidden = s.role !== "supervisor";
@@ -170,7 +222,10 @@ function render() {
   }
   // whose turn, countdown
   let turn = "";
-  if (watcher && !aw) turn = "Type your name and sit down, then pick a chip and click a box";
+  if (watcher && !aw) {
+    turn = !accounts ? "Type your name and sit down, then pick a chip and click a box"
+      : me ? "Sit down, then pick a chip and click a box" : "Log in (or register) to sit down";
+  }
   else if (s.phase === "idle" || s.phase === "over") turn = "Place your bets: pick a chip, click a box";
   else if (aw) {
     const who = aw.players.join(", ");
@@ -202,7 +257,7 @@ function render() {
   const actions = $("actions");
   actions.innerHTML = "";
   const mine = s.boxes.some((b) => b.players.includes(s.you));
-  if (s.phase === "betting" && mine) {
+  if (s.phase === "betting" && (mine || s.role === "dealer")) {  // 8.2: no more bets
     const b = el("button", "", "Deal ");
     b.dataset.action = "deal";
     b.append(el("kbd", "", "Enter"));
@@ -307,7 +362,8 @@ document.addEventListener("keydown", (ev) => {
 
 // ------------------------------------------------------------------ history and replay
 // with the token, the player's own name is shown in them; a watcher's names no one
-const asMe = (sep) => (token ? `${sep}token=${encodeURIComponent(token)}` : "");
+// (in accounts mode the cookie goes with every request by itself)
+const asMe = (sep) => (token && token !== COOKIE ? `${sep}token=${encodeURIComponent(token)}` : "");
 async function loadHistory() {
   if (!table) return;
   const items = await (await fetch(`/api/tables/${table}/history?limit=20${asMe("&")}`)).json();
@@ -389,4 +445,13 @@ $("procedure-apply").addEventListener("click", () => {
   send(m);
 });
 
-loadTables();
+async function start() {
+  accounts = (await (await fetch("/api/server")).json()).accounts;
+  if (accounts) {
+    $("player-name").hidden = true;
+    $("player-name").required = false;
+    await whoAmI();
+  }
+  loadTables();
+}
+start();

@@ -1,0 +1,115 @@
+"""Accounts mode in the browser (issue 18): a player registers, logs in, is bought in by the
+cashier, sits down, plays a round that the dealer paces, leaves, is cashed out and logs out;
+the supervisor logs in and voids a round (16.5). Playwright drives Debian's Chromium."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("playwright")
+
+import httpx
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from pontoon.cli import main
+from pontoon.rules import load_rules
+from pontoon.server.app import create_app
+from pontoon.server.table import TableConfig
+from pontoon.store.accounts import Accounts, Role, hasher
+from pontoon.store.db import Store
+from tests.test_accounts import PASSWORD, ROUND
+from tests.test_server_browser import ARGS, CHROMIUM, _step, artifacts  # noqa: F401
+from tests.test_server_helpers import in_thread, stacked
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium")
+
+
+def _page(browser: Browser, url: str) -> Page:
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page.goto(url)
+    return page
+
+
+def _log_in(page: Page, name: str, register: bool = False) -> None:
+    page.wait_for_selector("#login:not([hidden])")
+    page.fill("#login-name", name)
+    page.fill("#login-password", PASSWORD)
+    page.click("#register-button" if register else "#login-button")
+    page.wait_for_selector(f"#account-name:has-text('{name} (')")
+
+
+def _cashier(base: str, kind: str, amount: int, reference: str) -> int:
+    """tama, the cashier, records a movement of ana's wallet (over the API)."""
+    with httpx.Client(base_url=base) as http:
+        me = http.post("/api/login", json={"name": "tama", "password": PASSWORD}).json()
+        r = http.post(
+            "/api/cashier",
+            json={"account": "ana", "kind": kind, "amount": amount, "reference": reference},
+            headers={"X-CSRF-Token": me["csrf"]},
+        )
+        assert r.status_code == 200, r.text
+        balance: int = r.json()["balance"]
+        return balance
+
+
+def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
+    tmp_path: Path,
+    artifacts: Path,  # noqa: F811
+) -> None:
+    db = tmp_path / "accounts.db"
+    with Store(f"sqlite:///{db}") as store:
+        people = Accounts(store, hasher("minimum"))
+        for name, role in (
+            ("tama", Role.CASHIER),
+            ("hemi", Role.DEALER),
+            ("mere", Role.SUPERVISOR),
+        ):
+            people.create(name, PASSWORD, role)
+    table = TableConfig("kauri", load_rules("nz-pontoon"), 60.0, 60.0, 0, stacked(ROUND))
+    app = create_app(f"sqlite:///{db}", [table], accounts=True, password_strength="minimum")
+    with in_thread(app) as host, sync_playwright() as pw:
+        base = f"http://{host}"
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ana = _page(browser, base + "/")
+        assert ana.is_hidden("#player-name")  # no name to type: an account sits down
+        ana.screenshot(path=str(artifacts / "accounts-0-login.png"))
+        _log_in(ana, "ana", register=True)
+        assert "wallet $0.00" in ana.inner_text("#account-name")
+        assert _cashier(base, "deposit", 5000, "receipt-1") == 5000  # the buy-in
+        ana.reload()
+        ana.wait_for_selector("#account-name:has-text('wallet $50.00')")
+        ana.click("#join-button")
+        ana.wait_for_selector("body[data-version]")
+        _step(ana, lambda: ana.click('.box[data-box="1"]'))  # the 10-dollar chip
+        assert "wallet $40.00" in ana.inner_text("#account-name")
+        hemi = _page(browser, base + "/")
+        _log_in(hemi, "hemi")
+        hemi.wait_for_selector('button[data-action="deal"]')  # the dealer paces the table
+        _step(ana, lambda: hemi.click('button[data-action="deal"]'))
+        ana.screenshot(path=str(artifacts / "accounts-1-dealt.png"))
+        _step(ana, lambda: ana.keyboard.press("s"))  # Q 7 stands; the dealer busts
+        ana.wait_for_selector("body[data-phase='over']")
+        ana.wait_for_selector("#account-name:has-text('wallet $60.00')")
+        ana.screenshot(path=str(artifacts / "accounts-2-won.png"))
+        # the supervisor logs in and voids the next round: the wager goes back (16.5)
+        mere = _page(browser, base + "/")
+        _log_in(mere, "mere")
+        mere.wait_for_selector("#supervisor:not([hidden])")
+        _step(ana, lambda: ana.click('.box[data-box="3"]'))
+        _step(ana, lambda: hemi.click('button[data-action="deal"]'))
+        mere.select_option("#procedure", "void")
+        _step(ana, lambda: mere.click("#procedure-apply"))
+        ana.wait_for_selector("body[data-phase='over']")
+        ana.wait_for_selector("#account-name:has-text('wallet $60.00')")
+        mere.screenshot(path=str(artifacts / "accounts-3-supervisor-void.png"))
+        ana.click("#leave-button")
+        ana.wait_for_selector("#join:not([hidden])")
+        assert _cashier(base, "withdrawal", 6000, "receipt-2") == 0  # cashed out
+        ana.click("#logout-button")
+        ana.wait_for_selector("#login:not([hidden])")
+        ana.screenshot(path=str(artifacts / "accounts-4-logged-out.png"))
+        browser.close()
+    assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
