@@ -351,6 +351,17 @@ class Round(DealerSteps):
         else:
             self.advance()
 
+    def checkpoint(self) -> tuple[int, object]:
+        """A mark to come back to with :meth:`rewind`: the log's length and the cards'."""
+        return len(self.events), self.source.checkpoint()
+
+    def rewind(self, mark: tuple[int, object]) -> None:
+        """Back to ``mark`` (:meth:`checkpoint`): the round and its cards as they were then,
+        for a change that was made here but that the record refused (a wallet's refusal)."""
+        n, cards = mark
+        self._adopt(Round.from_events(self.events[:n]))
+        self.source.rollback(cards)
+
     def continue_with(self, source: CardSource) -> None:
         """Deal the rest of the round from ``source`` (the table's shoe, restored after a
         restart): a round rebuilt from its log goes on where it stopped (16.5)."""

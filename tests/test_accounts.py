@@ -368,3 +368,92 @@ def test_verify_proves_every_wallet_equals_its_ledger(db: Path, client: TestClie
     with Store(url) as store:
         problems = verify(store).problems
     assert any("names table 'kauri'" in p for p in problems), problems
+
+
+# ---------------------------------------------------------------------- limits on play
+
+
+def _limit(client: TestClient, who: dict[str, str], kind: str, value: int | None) -> str:
+    r = client.post("/api/limits", json={"kind": kind, "value": value}, headers=who)
+    assert r.status_code == 200, r.text
+    effective: str = r.json()["effective_at"]
+    return effective
+
+
+def test_a_lower_limit_holds_at_once_a_higher_one_after_a_day(client: TestClient) -> None:
+    ana = register(client, "ana")
+    first = _limit(client, ana, "deposit-day", 10_000)
+    assert client.get("/api/limits", headers=ana).json()["limits"] == {"deposit-day": 10_000}
+    later = _limit(client, ana, "deposit-day", 20_000)  # a raise waits a day
+    assert later > first
+    shown = client.get("/api/limits", headers=ana).json()
+    assert shown["limits"] == {"deposit-day": 10_000} and shown["pending"][0]["value"] == 20_000
+    _limit(client, ana, "deposit-day", 5_000)  # lower: at once
+    assert client.get("/api/limits", headers=ana).json()["limits"] == {"deposit-day": 5_000}
+    assert deposit(client, "ana", 3000, "R-1") == 3000
+    cashier = login(client, "tama")
+    move = {"account": "ana", "kind": "deposit", "amount": 2001, "reference": "R-2"}
+    r = client.post("/api/cashier", json=move, headers=cashier)
+    assert r.status_code == 409 and "deposit-day limit is 5000" in r.json()["detail"]
+
+
+def test_a_wager_past_the_loss_limit_is_refused_in_its_transaction(
+    db: Path, client: TestClient
+) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 5000, "R-1")
+    _limit(client, ana, "loss-day", 1500)
+    client.post("/api/tables/kauri/join", headers=ana)
+    sock = Socket(client, ana)
+    assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    r = sock.send(type="bet", box=2, amount=1000)  # lost, 2000 would pass 1500
+    assert r["code"] == "funds" and "loss-day limit is 1500" in r["error"]
+    assert [b["box"] for b in sock.state["boxes"]] == [1]  # nothing changed
+    sock.close()
+    with Store(_url(db)) as store:
+        assert verify(store).ok
+
+
+def test_the_reality_check_holds_wagers_until_acknowledged(db: Path, client: TestClient) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 5000, "R-1")
+    _limit(client, ana, "reality-minutes", 30)
+    client.post("/api/tables/kauri/join", headers=ana)
+    sock = Socket(client, ana)
+    assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"  # the clock starts
+    door = client.app.state.hub.door  # type: ignore[attr-defined]
+    then = time.monotonic() - 31 * 60
+    door.acked["ana"], door.started["ana"] = then, (then, door.started["ana"][1])
+    r = sock.send(type="bet", box=2, amount=1000)
+    assert (
+        r["code"] == "reality" and "played 31 minutes, net -10.00" in r["error"]
+    )  # the wager on the layout
+    assert sock.send(type="reality")["type"] == "ok"
+    assert sock.send(type="bet", box=2, amount=1000)["type"] == "ok"
+    sock.close()
+    with Store(_url(db)) as store, store.read() as conn:
+        acks = conn.execute(text("SELECT value FROM play_limits WHERE kind='reality-ack'"))
+        assert [int(v) for (v,) in acks] == [31]
+
+
+def test_a_time_out_logs_out_and_refuses_logins_deposits_and_wagers(client: TestClient) -> None:
+    ana = register(client, "ana")
+    deposit(client, "ana", 5000, "R-1")
+    token = client.post("/api/tables/kauri/join", headers=ana).json()["token"]
+    r = client.post("/api/pause", json={"kind": "time-out", "days": 50}, headers=ana)
+    assert r.status_code == 422  # a time-out is 1 to 42 days
+    r = client.post("/api/pause", json={"kind": "time-out", "days": 2}, headers=ana)
+    assert r.status_code == 200, r.text
+    assert client.get("/api/me", headers=ana).status_code == 401  # logged out at once
+    r = client.post("/api/login", json={"name": "ana", "password": PASSWORD})
+    assert r.status_code == 403 and "paused until" in r.json()["detail"]
+    client.cookies.clear()
+    cashier = login(client, "tama")
+    move = {"account": "ana", "kind": "deposit", "amount": 100, "reference": "R-2"}
+    assert client.post("/api/cashier", json=move, headers=cashier).status_code == 409
+    with client.websocket_connect(f"/ws/kauri?token={token}") as ws:  # the table's token
+        ws.receive_json()
+        ws.send_json({"type": "bet", "box": 1, "amount": 1000, "id": "x"})
+        while (m := ws.receive_json())["type"] == "state":
+            pass
+    assert m["code"] == "funds" and "paused play" in m["error"]

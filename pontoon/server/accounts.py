@@ -18,6 +18,7 @@ import hashlib
 import logging
 import math
 import secrets
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
@@ -26,9 +27,12 @@ from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from pontoon.errors import InputError
+from pontoon.store import chain
 from pontoon.store.accounts import STAFF, Account, AccountError, Accounts, Movement, Role
+from pontoon.store.play_limits import Limit, Pause
 
 from .limits import Limits, Throttle
+from .table import Refused
 
 COOKIE = "pontoon_session"
 CSRF_HEADER = "x-csrf-token"
@@ -42,6 +46,18 @@ class Credentials(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Name
     password: Password
+
+
+class LimitRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["deposit-day", "deposit-week", "loss-day", "loss-week", "reality-minutes"]
+    value: Annotated[int, Field(ge=1, le=10**12)] | None
+
+
+class PauseRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["time-out", "self-exclusion"]
+    days: Annotated[int, Field(ge=1, le=3650)]
 
 
 class CashierRequest(BaseModel):
@@ -82,6 +98,9 @@ class Door:
         self.wallets = wallets
         self.session_seconds = session_seconds
         self.by_name = Throttle(limits.login_failures, limits.login_window)
+        self.reality: dict[str, int | None] = {}  # each player's reality check, in minutes
+        self.started: dict[str, tuple[float, str]] = {}  # first wager (monotonic, UTC)
+        self.acked: dict[str, float] = {}  # the last reality check seen
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pontoon-login")
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -98,8 +117,39 @@ class Door:
             self.throttle.fail(addr)
             log.warning("failed login for %r from %s", name, addr)
             raise HTTPException(401, "wrong name or password")
+        until = await self.run(self.accounts.paused_until, name)
+        if until is not None:
+            raise HTTPException(403, f"play is paused until {until[:16]} UTC")
         token = await self.run(self.accounts.open_session, name, self.session_seconds)
         return account, token
+
+    def reality_check(self, name: str) -> None:
+        """Before a wager: :class:`Refused` (code ``reality``) when the player's reality check
+        is due: the time played and the net are shown, and the player must acknowledge them
+        (the message ``reality``) before the next wager."""
+        if name not in self.reality:
+            limit = self.accounts.limits(name)["limits"].get(str(Limit.REALITY))
+            self.reality[name] = limit
+        now = time.monotonic()
+        started = self.started.setdefault(name, (now, chain.now()))
+        minutes = self.reality[name]
+        if minutes is None or now - self.acked.get(name, started[0]) < minutes * 60:
+            return
+        played = int((now - started[0]) // 60)
+        net = self.accounts.reality(name, started[1])
+        sign = "+" if net >= 0 else "-"
+        raise Refused(
+            f"reality check: you have played {played} minutes, net {sign}{abs(net) / 100:.2f}; "
+            "acknowledge it to go on",
+            code="reality",
+        )
+
+    def acknowledge(self, name: str) -> None:
+        """The player has seen the reality check: recorded, and the next is due in N minutes."""
+        now = time.monotonic()
+        started = self.started.setdefault(name, (now, chain.now()))
+        self.accounts.acknowledge(name, int((now - started[0]) // 60))
+        self.acked[name] = now
 
     async def who(self, request: Request, *, changes: bool = False) -> tuple[Account, str] | None:
         """The account of the request's cookie and the cookie's token, or None without a
@@ -180,6 +230,43 @@ def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
         account, token = await door().need(request)
         return _me(account, token)
 
+    @app.get("/api/limits")
+    async def get_limits(request: Request) -> dict[str, Any]:
+        d = door()
+        account, _ = await d.need(request)
+        out: dict[str, Any] = await asyncio.to_thread(d.accounts.limits, account.name)
+        return out
+
+    @app.post("/api/limits")
+    async def set_limit(body: LimitRequest, request: Request) -> dict[str, Any]:
+        """A limit on the player's own play: lower at once, higher after a day."""
+        d = door()
+        account, _ = await d.need(request, changes=True)
+        kind = Limit(body.kind)
+        try:
+            effective = await asyncio.to_thread(
+                d.accounts.set_limit, account.name, kind, body.value
+            )
+        except InputError as exc:
+            raise HTTPException(422, str(exc)) from None
+        d.reality.pop(account.name, None)  # read again at the next wager
+        return {"kind": str(kind), "value": body.value, "effective_at": effective}
+
+    @app.post("/api/pause")
+    async def pause(body: PauseRequest, request: Request, response: Response) -> dict[str, Any]:
+        """A time-out or self-exclusion: logged out everywhere, no wager or login until it
+        ends."""
+        d = door()
+        account, _ = await d.need(request, changes=True)
+        try:
+            until = await asyncio.to_thread(
+                d.accounts.pause, account.name, Pause(body.kind), body.days
+            )
+        except InputError as exc:
+            raise HTTPException(422, str(exc)) from None
+        response.delete_cookie(COOKIE, path="/")
+        return {"kind": body.kind, "until": until}
+
     @app.post("/api/cashier")
     async def cashier(body: CashierRequest, request: Request) -> dict[str, Any]:
         d = door()
@@ -191,7 +278,7 @@ def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
             after = await asyncio.to_thread(
                 d.accounts.cashier, body.account, kind, body.amount, body.reference, staff.name
             )
-        except AccountError as exc:
+        except InputError as exc:  # no such account, too little, a limit the player set
             raise HTTPException(409, str(exc)) from None
         d.wallets[body.account] = after
         return {"account": body.account, "kind": str(kind), "balance": after}

@@ -53,6 +53,7 @@ from .protocol import (
     LeaveRequest,
     Message,
     Procedure,
+    Reality,
     look,
     parse,
 )
@@ -94,6 +95,7 @@ class Hub:
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table
         self.supervisor_token = None if accounts is not None else supervisor_token
+        self.door: Door | None = None  # accounts mode: the players' reality checks
         self.limits = limits = limits or Limits()
         self.charts = Charts()
         self.throttle = Throttle(limits.failures, limits.failure_window)
@@ -321,6 +323,15 @@ class Hub:
                 out = {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
                 _remember(session, msg.id, out)
                 return out
+            if isinstance(msg, Reality) or (isinstance(msg, Bet) and self.door is not None):
+                if self.door is None or session.role != "player":
+                    raise Refused("a reality check is a player's, in accounts mode", code="role")
+                if isinstance(msg, Reality):
+                    self.door.acknowledge(session.name)
+                    out = {"type": "ok", "ref": msg.id, "version": table.version}
+                    _remember(session, msg.id, out)
+                    return out
+                self.door.reality_check(session.name)
             v = getattr(msg, "v", None)
             if v is not None and table.stale(session, v):
                 raise Refused(
@@ -328,6 +339,7 @@ class Hub:
                     "look again before you decide",
                     code="stale",
                 )
+            mark = table.mark()
             try:
                 if isinstance(msg, Bet):
                     table.bet(session, msg)
@@ -347,6 +359,7 @@ class Hub:
                     staff = (session.name, session.role, _action_text(msg))
                 await table.commit(ack, staff)
             except WalletError as exc:  # the wallet holds too little: nothing was recorded
+                table.rewind(mark)
                 table.broadcast()
                 raise Refused(f"not recorded: {exc}", code="funds") from None
             except PontoonError as exc:  # the store refused: the table was taken back from it
@@ -485,7 +498,7 @@ def create_app(
         if people is not None:
             assert hub.wallets is not None
             seconds = login_hours * 3600.0
-            state["door"] = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
+            state["door"] = hub.door = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
         app.state.hub = hub
         for t in hub.tables.values():
             t.arm_timer()  # a resumed round's turn timer

@@ -59,11 +59,17 @@ class Leave(_Msg):
     type: Literal["leave"]
 
 
+class Reality(_Msg):
+    """The player has seen the reality check (time played, net): wagers go on."""
+
+    type: Literal["reality"]
+
+
 class Refresh(_Msg):
     type: Literal["state", "ping"]
 
 
-Message = Bet | Deal | Act | Procedure | Leave | Refresh
+Message = Bet | Deal | Act | Procedure | Leave | Reality | Refresh
 _ADAPTER: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="type")])
 
 

@@ -23,7 +23,7 @@ from pontoon.layout import Box, Move
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, Shuffler, seeded
-from pontoon.store.db import Store, Written, token_digest
+from pontoon.store.db import Store, WalletError, Written, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import LedgerError, RoundLog, TableLog
 from pontoon.store.session import recover
@@ -471,6 +471,21 @@ class Table:
         return out
 
     # ------------------------------------------------------------------ acting
+    def mark(self) -> tuple[Round | None, RoundLog | None, tuple[int, object] | None]:
+        """Where the table is, to come back to with :meth:`rewind`."""
+        rnd = self.round
+        return rnd, self.roundlog, rnd.checkpoint() if rnd is not None else None
+
+    def rewind(self, mark: tuple[Round | None, RoundLog | None, tuple[int, object] | None]) -> None:
+        """Undo what was applied since ``mark`` and not recorded (a wallet refused it): the
+        round and its cards as they were, every other player's recorded wager standing."""
+        rnd, rl, point = mark
+        if self.round is not rnd:  # the refused wager opened a round: it never was
+            self.round, self.roundlog = rnd, rl
+        elif rnd is not None and point is not None:
+            rnd.rewind(point)
+        self.version += 1
+
     def _money_check(self, name: str, need: int) -> None:
         have = self.balance(name)
         if need > have:
@@ -580,6 +595,8 @@ class Table:
                 prepared.batch.ack = ack
                 prepared.batch.staff = staff
                 rl.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
+            except WalletError:
+                raise  # nothing was written: the caller rewinds what it applied
             except (LedgerError, PontoonError, OSError):
                 self.reload()
                 self.version += 1

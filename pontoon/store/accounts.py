@@ -27,7 +27,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from pontoon.errors import InputError
-from pontoon.store import chain
+from pontoon.store import chain, play_limits
 from pontoon.store.db import token_digest
 from pontoon.store.roles import STAFF, Movement, Role
 from pontoon.store.schema import account_sessions, accounts, wallet_entries
@@ -185,6 +185,8 @@ class Accounts:
                 if tuple(done) != (name, str(kind), amount):
                     raise WrongReference(f"the reference {reference!r} is another movement's")
                 return self._balance(conn, name)
+            if kind is Movement.DEPOSIT:
+                play_limits.check_deposit(conn, name, amount)
             sign = 1 if kind is Movement.DEPOSIT else -1
             stmt = update(accounts).where(a.name == name)
             if sign < 0:
@@ -210,6 +212,37 @@ class Accounts:
                 )
             )
         return int(after)
+
+    # ------------------------------------------------------------------ play limits
+    def limits(self, name: str) -> dict[str, Any]:
+        """The limits in effect, the raises cooling off and the end of a pause."""
+        with self.store.read() as conn:
+            return {
+                "limits": play_limits.current(conn, name),
+                "pending": play_limits.pending(conn, name),
+                "paused_until": play_limits.paused_until(conn, name),
+            }
+
+    def set_limit(self, name: str, kind: play_limits.Limit, value: int | None) -> str:
+        with self.store.write() as conn:
+            return play_limits.set_limit(conn, name, kind, value)
+
+    def pause(self, name: str, kind: play_limits.Pause, days: int) -> str:
+        with self.store.write() as conn:
+            return play_limits.pause(conn, name, kind, days)
+
+    def paused_until(self, name: str) -> str | None:
+        with self.store.read() as conn:
+            return play_limits.paused_until(conn, name)
+
+    def reality(self, name: str, since: str) -> int:
+        """The player's net at the tables since ``since`` (UTC ISO)."""
+        with self.store.read() as conn:
+            return play_limits.net_since(conn, name, since)
+
+    def acknowledge(self, name: str, minutes: int) -> None:
+        with self.store.write() as conn:
+            play_limits.record_reality(conn, name, minutes)
 
     def entries(self, name: str) -> list[dict[str, Any]]:
         """``name``'s wallet movements, oldest first."""

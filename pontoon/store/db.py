@@ -552,9 +552,16 @@ class Store:
         """The built-in wallets' movements a group's events make, in their order: a debit
         only from a balance that holds it (else :class:`WalletError`: the caller rolls back),
         each keyed by its event (``table:T:SEQ``: the same event cannot move money twice)."""
+        from pontoon.store.play_limits import LimitError, check_wager
+
         a = accounts.c
         for table, i, player, kind, amount, seq in moves:
             sign = -1 if kind == "debit" else 1
+            if sign < 0:
+                try:
+                    check_wager(conn, player, amount)  # the limits the player set
+                except LimitError as exc:
+                    raise WalletError(str(exc)) from None
             stmt = update(accounts).where(a.name == player)
             if sign < 0:
                 stmt = stmt.where(a.balance >= amount)

@@ -17,6 +17,8 @@ a test checks that a migrated database and this metadata agree.
 ``wallet_entries`` every movement of a built-in wallet: its idempotency key, the account, the
                   kind (deposit and withdrawal by a cashier with a reference; debit and
                   credit by a table, with the event that caused it), amount, balance after
+``play_limits``   every limit a player set on their own play (deposits and losses per day
+                  and week, a reality check, a time-out, self-exclusion), when it takes effect
 ``staff_actions`` what a staff member did at a table (a procedure, a deal): who, which role,
                   the table's last event it wrote
 """
@@ -223,4 +225,16 @@ staff_actions = Table(
     Column("action", String(200), nullable=False),
     Column("at", String(32), nullable=False),
     Index("ix_staff_actions_account", "account"),
+)
+
+play_limits = Table(
+    "play_limits",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("account", String(24), ForeignKey("accounts.name"), nullable=False),
+    Column("kind", String(24), nullable=False),
+    Column("value", BigInteger, nullable=True),  # cents, minutes; None: no limit
+    Column("effective_at", String(32), nullable=False),  # a raise waits a day to take effect
+    Column("at", String(32), nullable=False),
+    Index("ix_play_limits_account", "account"),
 )

@@ -122,6 +122,8 @@ function connect(t, tok) {
     else if (m.type === "error") {
       if (tok === COOKIE && m.code === "auth") return;  // logged in, not at this table: watch
       say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
+      // the reality check the player set: time played and net, acknowledged before a wager
+      if (m.code === "reality" && confirm(m.error)) send({ type: "reality" });
       if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
     } else if (m.type === "left" || (m.type === "ok" && m.cashed_out !== undefined)) {
       // left, from this tab or another: back to watching

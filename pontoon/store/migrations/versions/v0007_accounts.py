@@ -1,6 +1,6 @@
 """Accounts (players and staff, a password's argon2id hash), their logged-in sessions, and
 the built-in wallet: each account's balance and every movement of it, keyed for idempotency;
-what each staff member did at a table.
+the limits players set on their own play; what each staff member did at a table.
 
 Revision ID: 0007
 Revises: 0006
@@ -57,6 +57,16 @@ def upgrade() -> None:
     )
     op.create_index("ix_wallet_entries_account", "wallet_entries", ["account"])
     op.create_table(
+        "play_limits",
+        sa.Column("id", BigId, primary_key=True, autoincrement=True),
+        sa.Column("account", sa.String(24), sa.ForeignKey("accounts.name"), nullable=False),
+        sa.Column("kind", sa.String(24), nullable=False),
+        sa.Column("value", sa.BigInteger, nullable=True),
+        sa.Column("effective_at", sa.String(32), nullable=False),
+        sa.Column("at", sa.String(32), nullable=False),
+    )
+    op.create_index("ix_play_limits_account", "play_limits", ["account"])
+    op.create_table(
         "staff_actions",
         sa.Column("id", BigId, primary_key=True, autoincrement=True),
         sa.Column("account", sa.String(24), sa.ForeignKey("accounts.name"), nullable=False),
@@ -72,6 +82,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_staff_actions_account", "staff_actions")
     op.drop_table("staff_actions")
+    op.drop_index("ix_play_limits_account", "play_limits")
+    op.drop_table("play_limits")
     op.drop_index("ix_wallet_entries_account", "wallet_entries")
     op.drop_table("wallet_entries")
     op.drop_index("ix_account_sessions_account", "account_sessions")

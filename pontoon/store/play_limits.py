@@ -1,0 +1,219 @@
+"""The limits a player sets on their own play, kept and enforced in the store.
+
+- **Deposit limits** per day and per week (rolling 24 hours and 7 days): a cashier's deposit
+  past one is refused.
+- **Loss limits** per day and per week: a wager that, lost, would take the player's net loss
+  over the window (debits less credits) past one is refused, in the transaction that would
+  debit it.
+- **Reality check** every N minutes: the server stops taking the player's wagers until the
+  player has seen the time played and the net, and said so (recorded).
+- **Time-out** (1 to 42 days) and **self-exclusion** (180 days or more): no login, no wager,
+  no deposit until it ends; every logged-in session is closed at once; it cannot be
+  shortened.
+
+A lower limit takes effect at once; a higher one (or none) after a day's cooling-off, so a
+decision made on a losing streak cannot undo itself at once. Every change is a row of
+``play_limits``: the record of what was set and when.
+
+>>> Limit("loss-day").window
+86400
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select
+
+from pontoon.errors import InputError
+from pontoon.store import chain
+from pontoon.store.schema import account_sessions, play_limits, wallet_entries
+
+DAY = 86400
+COOLING = DAY  # seconds before a higher limit, or none, takes effect
+
+
+class Limit(StrEnum):
+    DEPOSIT_DAY = "deposit-day"
+    DEPOSIT_WEEK = "deposit-week"
+    LOSS_DAY = "loss-day"
+    LOSS_WEEK = "loss-week"
+    REALITY = "reality-minutes"
+
+    @property
+    def window(self) -> int:
+        """The rolling window of a money limit, in seconds."""
+        return DAY if self.value.endswith("-day") else 7 * DAY
+
+
+class Pause(StrEnum):
+    TIME_OUT = "time-out"  # 1 to 42 days
+    SELF_EXCLUSION = "self-exclusion"  # 180 days or more
+
+    @property
+    def days(self) -> tuple[int, int]:
+        return (1, 42) if self is Pause.TIME_OUT else (180, 3650)
+
+
+REALITY_ACK = "reality-ack"  # a reality check seen and acknowledged (value: minutes played)
+
+
+class LimitError(InputError):
+    """A movement past a limit the player set, or during a pause (the text says which)."""
+
+
+def _iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _ago(seconds: float) -> str:
+    return _iso(datetime.now(UTC) - timedelta(seconds=seconds))
+
+
+def current(conn: Any, account: str) -> dict[str, int | None]:
+    """The limits in effect now (kind -> value; a kind never set is absent)."""
+    now = chain.now()
+    out: dict[str, int | None] = {}
+    c = play_limits.c
+    rows = conn.execute(
+        select(c.kind, c.value).where(c.account == account, c.effective_at <= now).order_by(c.id)
+    )
+    for kind, value in rows:
+        out[str(kind)] = None if value is None else int(value)
+    return out
+
+
+def pending(conn: Any, account: str) -> list[dict[str, Any]]:
+    """The raises still cooling off: ``{kind, value, effective_at}``."""
+    c = play_limits.c
+    rows = conn.execute(
+        select(c.kind, c.value, c.effective_at)
+        .where(c.account == account, c.effective_at > chain.now())
+        .order_by(c.id)
+    )
+    return [{"kind": str(k), "value": v, "effective_at": str(e)} for k, v, e in rows]
+
+
+def paused_until(conn: Any, account: str) -> str | None:
+    """The end of a time-out or self-exclusion in force (UTC, ISO 8601), else None."""
+    limits = current(conn, account)
+    ends = [limits.get(str(p)) for p in Pause]
+    latest = max((e for e in ends if e is not None), default=None)
+    if latest is None:
+        return None
+    until = _iso(datetime.fromtimestamp(latest, UTC))
+    return until if until > chain.now() else None
+
+
+def set_limit(conn: Any, account: str, kind: Limit, value: int | None) -> str:
+    """Set ``account``'s ``kind`` limit (None: none); when it takes effect (at once for a
+    lower limit, after :data:`COOLING` for a higher one or none)."""
+    if value is not None and not 1 <= value <= 10**12:
+        raise LimitError(f"a {kind} limit is 1 to 10**12, not {value}")
+    now = chain.now()
+    have = current(conn, account).get(str(kind))
+    lower = value is not None and (have is None or value < have)
+    effective = now if lower else _iso(datetime.now(UTC) + timedelta(seconds=COOLING))
+    row = {"account": account, "kind": str(kind), "value": value}
+    conn.execute(insert(play_limits).values(row | {"effective_at": effective, "at": now}))
+    return effective
+
+
+def pause(conn: Any, account: str, kind: Pause, days: int) -> str:
+    """A time-out or self-exclusion of ``days`` from now (never shortening one in force):
+    every logged-in session of the account is closed. Its end (UTC)."""
+    least, most = kind.days
+    if not least <= days <= most:
+        raise LimitError(f"a {kind} is {least} to {most} days, not {days}")
+    end = int((datetime.now(UTC) + timedelta(days=days)).timestamp())
+    now = chain.now()
+    row = {"account": account, "kind": str(kind), "value": end, "effective_at": now, "at": now}
+    conn.execute(insert(play_limits).values(row))
+    conn.execute(delete(account_sessions).where(account_sessions.c.account == account))
+    until = paused_until(conn, account)
+    assert until is not None
+    return until
+
+
+def record_reality(conn: Any, account: str, minutes: int) -> None:
+    now = chain.now()
+    row = {"account": account, "kind": REALITY_ACK, "value": minutes, "effective_at": now}
+    conn.execute(insert(play_limits).values(row | {"at": now}))
+
+
+def net_since(conn: Any, account: str, since: str) -> int:
+    """What the tables paid ``account`` less what they took, since ``since`` (UTC ISO)."""
+    w = wallet_entries.c
+    rows = conn.execute(
+        select(w.kind, func.sum(w.amount))
+        .where(w.account == account, w.at >= since, w.table_id.is_not(None))
+        .group_by(w.kind)
+    )
+    sums = {str(k): int(v) for k, v in rows}
+    return sums.get("credit", 0) + sums.get("rollback", 0) - sums.get("debit", 0)
+
+
+def check_deposit(conn: Any, account: str, amount: int) -> None:
+    """:class:`LimitError` when a deposit of ``amount`` would pass a deposit limit, or the
+    account is paused."""
+    _check_paused(conn, account, "deposit")
+    limits = current(conn, account)
+    w = wallet_entries.c
+    for kind in (Limit.DEPOSIT_DAY, Limit.DEPOSIT_WEEK):
+        limit = limits.get(str(kind))
+        if limit is None:
+            continue
+        done = conn.execute(
+            select(func.coalesce(func.sum(w.amount), 0)).where(
+                w.account == account, w.kind == "deposit", w.at >= _ago(kind.window)
+            )
+        ).scalar()
+        if int(done) + amount > limit:
+            raise LimitError(
+                f"{account}'s {kind} limit is {limit}: {int(done)} deposited in the window, "
+                f"so not {amount} more"
+            )
+
+
+def check_wager(conn: Any, account: str, amount: int) -> None:
+    """:class:`LimitError` when a debit of ``amount`` (a wager) would, lost, take the net
+    loss over a loss limit, or the account is paused."""
+    limits = current(conn, account)
+    if not limits:
+        return
+    _check_paused(conn, account, "wager")
+    for kind in (Limit.LOSS_DAY, Limit.LOSS_WEEK):
+        limit = limits.get(str(kind))
+        if limit is None:
+            continue
+        lost = -net_since(conn, account, _ago(kind.window))
+        if lost + amount > limit:
+            raise LimitError(
+                f"{account}'s {kind} limit is {limit}: {max(lost, 0)} lost in the window, "
+                f"so no wager of {amount}"
+            )
+
+
+def _check_paused(conn: Any, account: str, what: str) -> None:
+    until = paused_until(conn, account)
+    if until is not None:
+        raise LimitError(f"{account} has paused play until {until[:16]} UTC: no {what}")
+
+
+__all__ = [
+    "REALITY_ACK",
+    "Limit",
+    "LimitError",
+    "Pause",
+    "check_deposit",
+    "check_wager",
+    "current",
+    "net_since",
+    "pause",
+    "paused_until",
+    "pending",
+    "record_reality",
+    "set_limit",
+]
