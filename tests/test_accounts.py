@@ -15,6 +15,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("argon2")
 
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select, text
 
 from pontoon.cli import main
@@ -32,6 +34,8 @@ from tests.test_server_helpers import OPEN, SUPERVISOR, serving, stacked
 # burn, box 1, dealer, box 1: ana holds Q-7 against the dealer's 9 and stands; the dealer
 # draws 6 (15) and a king: bust, ana's wager is paid at evens
 ROUND = ["4D", "QS", "9C", "7H", "6D", "KD", "2C", "3C", "8C"]
+# with ana on box 1 and ben on box 2: Q 7 and 5 6 against the dealer's 9
+TWO = ["4D", "QS", "5H", "9C", "7H", "6S", "KD", "2C", "3C"]
 PASSWORD = "correct horse battery"
 
 
@@ -54,9 +58,11 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def _app(db: Path, limits: Limits | None = None, hours: float = 24.0) -> Any:
+def _app(
+    db: Path, limits: Limits | None = None, hours: float = 24.0, cards: list[str] = ROUND
+) -> Any:
     rules = load_rules("nz-pontoon")
-    configs = [TableConfig("kauri", rules, 30.0, 30.0, 100_000, stacked(ROUND))]
+    configs = [TableConfig("kauri", rules, 30.0, 30.0, 100_000, stacked(cards))]
     return create_app(
         _url(db),
         configs,
@@ -457,3 +463,66 @@ def test_a_time_out_logs_out_and_refuses_logins_deposits_and_wagers(client: Test
         while (m := ws.receive_json())["type"] == "state":
             pass
     assert m["code"] == "funds" and "paused play" in m["error"]
+
+
+# ---------------------------------------------------------------------- a hostile player
+
+_ACTIONS = ["hit", "stand", "double", "split", "surrender", "rescue", "insure", "decline"]
+_MESSAGES = st.one_of(
+    st.builds(dict, type=st.just("bet"), box=st.integers(1, 7), amount=st.integers(1, 10**6)),
+    st.builds(dict, type=st.just("deal")),
+    st.fixed_dictionaries(
+        {"type": st.just("act"), "action": st.sampled_from(_ACTIONS), "box": st.integers(1, 3)},
+        optional={
+            "hand": st.integers(0, 1),
+            "amount": st.integers(1, 10**4),
+            "follow": st.sampled_from(["both", 0, 1]),
+        },
+    ),
+    st.builds(
+        dict,
+        type=st.just("irregularity"),
+        kind=st.sampled_from(["void", "absent", "reconstruct"]),
+        box=st.integers(1, 7),
+        player=st.just("ana"),
+    ),
+    st.builds(dict, type=st.sampled_from(["leave", "reality", "state", "ping"])),
+)
+
+
+def test_no_message_of_another_player_changes_a_players_money_or_cards(db: Path) -> None:
+    """15.3(a): only the seated player decides for the box. While ana is to act, whatever
+    ben sends (his own box's moves out of turn, moves on ana's box, procedures, leaving,
+    wagers after no more bets) changes neither ana's wallet nor her box, and the ledger holds."""
+    with serving(_app(db, cards=TWO)) as client:
+        _hostile_ben(db, client)
+
+
+def _hostile_ben(db: Path, client: TestClient) -> None:
+    ana, ben = register(client, "ana"), register(client, "ben")
+    for name, ref in (("ana", "R-1"), ("ben", "R-2")):
+        deposit(client, name, 5000, ref)
+    client.post("/api/tables/kauri/join", headers=ana)
+    client.post("/api/tables/kauri/join", headers=ben)
+    a, b = Socket(client, ana), Socket(client, ben)
+    assert a.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    assert b.send(type="bet", box=2, amount=1000)["type"] == "ok"
+    assert a.send(type="deal")["type"] == "ok"
+    a.send(type="state")
+    assert a.state["awaiting"]["box"] == 1  # ana's turn (8.3: the dealer's left first)
+    before = (a.state["balance"], a.state["boxes"][0])
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(st.lists(_MESSAGES, min_size=1, max_size=6))
+    def ben_tries(messages: list[dict[str, Any]]) -> None:
+        for m in messages:
+            reply = b.send(**m)
+            assert reply["type"] == "error" or m["type"] in ("state", "ping", "reality"), m
+        a.send(type="state")
+        assert (a.state["balance"], a.state["boxes"][0]) == before
+
+    ben_tries()
+    a.close()
+    b.close()
+    with Store(_url(db)) as store:
+        assert verify(store).ok
