@@ -16,8 +16,15 @@ CPU time the server and the bots used per action; and the load average of the ma
 ran (the machine is shared). Then ``pontoon verify`` checks the store and the decisions
 acknowledged are counted against the decisions recorded: zero lost, zero duplicated.
 
+``--accounts`` serves in accounts mode: each bot is an account (made in the store before the
+server starts, its wallet filled by a cashier's deposit), logs in, joins with its cookie and CSRF
+token and plays on a socket that carries the cookie; every wager is then debited from the wallet
+and every round's leavings credited, in the transactions of their events; ``verify`` checks the
+wallets against the ledger too.
+
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
+     [--accounts]
 """
 
 from __future__ import annotations
@@ -77,15 +84,23 @@ async def bot(
     st: Stats,
     joined: asyncio.Barrier,
     go: asyncio.Event,
+    accounts: bool,
 ) -> None:
     rng = random.Random(name)
+    headers: dict[str, str] = {}
     async with httpx.AsyncClient(base_url=base) as http:
-        r = await http.post(f"/api/tables/{table}/join", json={"name": name})
+        if accounts:  # log in: the cookie, and the CSRF token of every change
+            r = await http.post("/api/login", json={"name": name, "password": PASSWORD})
+            r.raise_for_status()
+            headers = {"X-CSRF-Token": r.json()["csrf"]}
+            r = await http.post(f"/api/tables/{table}/join", headers=headers)
+            headers = {"Cookie": f"pontoon_session={http.cookies['pontoon_session']}"}
+        else:
+            r = await http.post(f"/api/tables/{table}/join", json={"name": name})
         r.raise_for_status()
         token = r.json()["token"]
-    async with websockets.connect(
-        f"ws://{base[7:]}/ws/{table}?token={token}", compression=None
-    ) as ws:
+    where = f"ws://{base[7:]}/ws/{table}" + ("" if accounts else f"?token={token}")
+    async with websockets.connect(where, compression=None, additional_headers=headers) as ws:
         latest: str = str(await ws.recv())  # the newest state, decoded only when needed
         n = 0
         await joined.wait()  # every bot has joined and connected: the clock starts
@@ -157,6 +172,25 @@ async def bot(
                 break
 
 
+PASSWORD = "bench-password"
+
+
+def _make_accounts(url: str, tables: int) -> None:
+    """Every bot's account (argon2id's minimum profile: 150 logins take a few seconds), each
+    wallet filled by the cashier."""
+    from pontoon.store.accounts import Accounts, Movement, Role, hasher
+    from pontoon.store.db import Store
+
+    with Store(url) as store:
+        people = Accounts(store, hasher("minimum"))
+        people.create("cashier", PASSWORD, Role.CASHIER)
+        for t in range(tables):
+            for i in range(3):
+                name = f"bot{t}x{i}"
+                people.create(name, PASSWORD)
+                people.cashier(name, Movement.DEPOSIT, 10**8, f"bench-{name}", "cashier")
+
+
 def _cpu(pid: int) -> float:
     """CPU seconds (user + system) used so far by process ``pid`` (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -176,7 +210,7 @@ def _percentile(xs: list[float], q: float) -> float:
 
 
 async def run(
-    base: str, tables: int, seconds: float, think: float, server: int
+    base: str, tables: int, seconds: float, think: float, server: int, accounts: bool
 ) -> tuple[Stats, float, float, float]:
     """Bots join and connect; then they play for ``seconds``. Returns the stats, the
     seconds played and the CPU seconds the server and the bots used meanwhile."""
@@ -185,7 +219,7 @@ async def run(
     joined, go = asyncio.Barrier(tables * 3 + 1), asyncio.Event()
     bots = [
         asyncio.create_task(
-            bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, clock, think, st, joined, go)
+            bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, clock, think, st, joined, go, accounts)
         )
         for t in range(tables)
         for i in range(3)
@@ -212,6 +246,9 @@ def main() -> None:
         "--think", type=float, default=150.0, help="a bot's mean pause before a message, ms"
     )
     parser.add_argument("--deflate", action="store_true", help="serve with --deflate")
+    parser.add_argument(
+        "--accounts", action="store_true", help="accounts mode: bots log in, wallets pay"
+    )
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -240,6 +277,9 @@ def main() -> None:
             cmd += ["--table", f"t{t}"]
         if args.deflate:
             cmd.append("--deflate")
+        if args.accounts:
+            _make_accounts(url, tables)
+            cmd += ["--accounts", "--password-strength", "minimum"]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
@@ -259,7 +299,7 @@ def main() -> None:
             except ImportError:
                 pass
             st, elapsed, server_cpu, bots_cpu = asyncio.run(
-                run(base, tables, seconds, args.think / 1000, server.pid)
+                run(base, tables, seconds, args.think / 1000, server.pid, args.accounts)
             )
             writes = httpx.get(f"{base}/api/stats", timeout=10).json()["store"]
             load = os.getloadavg()
@@ -310,6 +350,7 @@ def main() -> None:
         "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
         "verify": "ok" if verified else "BROKEN",
         "store": "sqlite",
+        "accounts": args.accounts,
         "cores": os.cpu_count(),
     }
     print(
