@@ -97,6 +97,7 @@ class Door:
         self.throttle = throttle
         self.wallets = wallets
         self.session_seconds = session_seconds
+        self.remote = False  # the wallets are an operator's (their balances in ``wallets``)
         self.by_name = Throttle(limits.login_failures, limits.login_window)
         self.reality: dict[str, int | None] = {}  # each player's reality check, in minutes
         self.started: dict[str, tuple[float, str]] = {}  # first wager (monotonic, UTC)
@@ -177,21 +178,29 @@ class Door:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _me(account: Account, token: str) -> dict[str, Any]:
+def _me(d: Door, account: Account, token: str) -> dict[str, Any]:
+    balance = d.wallets.get(account.name, account.balance) if d.remote else account.balance
     return {
         "name": account.name,
         "role": str(account.role),
-        "balance": account.balance,
+        "balance": balance,
         "csrf": csrf_of(token),
     }
 
 
-def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
+def add_routes(app: FastAPI, door: Callable[[], Door], operator: bool = False) -> None:
     """``POST /api/accounts`` (register) · ``POST /api/login`` · ``POST /api/logout`` ·
-    ``GET /api/me`` · ``POST /api/cashier`` (a cashier's deposit or withdrawal)."""
+    ``GET /api/me`` · ``POST /api/cashier`` (a cashier's deposit or withdrawal) · limits.
+    ``operator``: the players are an operator's (launched, their money the operator's): no
+    one registers, no cashier moves money here."""
+
+    def built_in() -> None:
+        if operator:
+            raise HTTPException(403, "the operator keeps the players' accounts and money")
 
     @app.post("/api/accounts", status_code=201)
     async def register(body: Credentials) -> dict[str, Any]:
+        built_in()
         d = door()
         try:
             account = await d.run(d.accounts.create, body.name, body.password, Role.PLAYER)
@@ -215,7 +224,7 @@ def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
             secure=request.url.scheme == "https",
             path="/",
         )
-        return _me(account, token)
+        return _me(d, account, token)
 
     @app.post("/api/logout")
     async def logout(request: Request, response: Response) -> dict[str, Any]:
@@ -227,8 +236,9 @@ def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
 
     @app.get("/api/me")
     async def me(request: Request) -> dict[str, Any]:
-        account, token = await door().need(request)
-        return _me(account, token)
+        d = door()
+        account, token = await d.need(request)
+        return _me(d, account, token)
 
     @app.get("/api/limits")
     async def get_limits(request: Request) -> dict[str, Any]:
@@ -269,6 +279,7 @@ def add_routes(app: FastAPI, door: Callable[[], Door]) -> None:
 
     @app.post("/api/cashier")
     async def cashier(body: CashierRequest, request: Request) -> dict[str, Any]:
+        built_in()
         d = door()
         staff, _ = await d.need(request, changes=True)
         if staff.role is not Role.CASHIER:

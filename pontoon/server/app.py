@@ -41,6 +41,7 @@ from pontoon.store.show import list_rounds, replay_document
 from .accounts import COOKIE, Door
 from .accounts import add_routes as account_routes
 from .limits import Bucket, Limits, Throttle
+from .operator import OperatorConfig, OperatorWallet, add_launch
 from .outbox import Outbox
 from .privacy import masked, own
 from .protocol import (
@@ -85,12 +86,19 @@ class Hub:
         supervisor_token: str | None,
         limits: Limits | None = None,
         accounts: Accounts | None = None,
+        operator: OperatorConfig | None = None,
     ) -> None:
         self.store = store
         self.writer = GroupWriter(store)
         self.accounts = accounts
         self.wallets: dict[str, int] | None = {} if accounts is not None else None
-        self.tables = {c.name: Table(c, store, self.writer, self.wallets) for c in configs}
+        self.remote = None
+        if operator is not None:
+            assert self.wallets is not None, "an operator's wallet needs accounts"
+            self.remote = OperatorWallet(store, operator, self.wallets)
+        self.tables = {
+            c.name: Table(c, store, self.writer, self.wallets, self.remote) for c in configs
+        }
         self.sessions: dict[str, Session] = {}  # by the token's digest
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table
@@ -175,7 +183,7 @@ class Hub:
         found = self.store.session_of(table, account.name)
         if found is None:
             raise Refused(f"{account.name} has not joined table {table!r}", code="auth")
-        if self.wallets is not None:
+        if self.wallets is not None and self.remote is None:  # the built-in wallet's
             self.wallets[account.name] = account.balance
         return self._restored(table, account.name, found[0], found[1])
 
@@ -478,6 +486,7 @@ def create_app(
     accounts: bool = False,
     password_strength: str = "default",
     login_hours: float = 24.0,
+    operator: OperatorConfig | None = None,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
@@ -485,7 +494,10 @@ def create_app(
     is refused, 400: DNS rebinding); None answers to any. ``limits``: what one client may ask
     (:class:`pontoon.server.limits.Limits`). ``accounts``: people log in (a session of
     ``login_hours`` in a cookie), staff by their roles, players' wallets behind the tables;
-    ``password_strength``: the argon2id profile (:func:`pontoon.store.accounts.hasher`)."""
+    ``password_strength``: the argon2id profile (:func:`pontoon.store.accounts.hasher`).
+    ``operator``: the players' wallets are an operator's, who launches its players with a
+    token (:mod:`pontoon.server.operator`; accounts mode with it)."""
+    accounts = accounts or operator is not None
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Any] = {}
 
@@ -493,24 +505,30 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(store_url, shoe_keys)
         people = Accounts(store, hasher(password_strength)) if accounts else None
-        hub = Hub(store, tables, token, limits, people)
+        hub = Hub(store, tables, token, limits, people, operator)
         state["hub"] = hub
         if people is not None:
             assert hub.wallets is not None
             seconds = login_hours * 3600.0
             state["door"] = hub.door = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
+            hub.door.remote = hub.remote is not None
         app.state.hub = hub
         for t in hub.tables.values():
             t.arm_timer()  # a resumed round's turn timer
         expiry = asyncio.create_task(_expire_sessions(hub))
+        outbox = asyncio.create_task(hub.remote.outbox()) if hub.remote is not None else None
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
         # cyclic collector need not scan it again and again (its pauses add to the latency).
         gc.collect()
         gc.freeze()
         yield
-        expiry.cancel()
-        with suppress(asyncio.CancelledError):
-            await expiry  # a pass under way ends before the store closes
+        for task in (expiry, outbox):
+            if task is not None:
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task  # a pass under way ends before the store closes
+        if hub.remote is not None:
+            await hub.remote.close()
         for t in hub.tables.values():
             t.close()
         hub.charts.close()
@@ -537,7 +555,15 @@ def create_app(
         return d
 
     if accounts:
-        account_routes(app, door)
+        account_routes(app, door, operator is not None)
+    if operator is not None:
+
+        def remote() -> OperatorWallet:
+            wallet = hub().remote
+            assert wallet is not None
+            return wallet
+
+        add_launch(app, door, remote, operator)
 
     async def account_session(
         table: str, request: Request, *, changes: bool = False
@@ -599,7 +625,7 @@ def create_app(
         async with t.lock:
             s = await hub().join(t, player, _address(request))
             wallets = hub().wallets
-            if wallets is not None and wallet is not None:
+            if wallets is not None and wallet is not None and hub().remote is None:
                 wallets[player] = wallet
             t.bump()
             t.broadcast()

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
@@ -23,7 +23,7 @@ from pontoon.layout import Box, Move
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, Shuffler, seeded
-from pontoon.store.db import Store, WalletError, Written, token_digest
+from pontoon.store.db import Batch, Store, WalletError, Written, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import LedgerError, RoundLog, TableLog
 from pontoon.store.session import recover
@@ -33,6 +33,9 @@ from pontoon.vocab import INSURANCE_ACTIONS, Phase, Role, TurnKind, action_of
 from pontoon.vocab import Procedure as Kind
 
 from .limits import Bucket
+
+if TYPE_CHECKING:
+    from .operator import OperatorWallet
 from .protocol import Act, Bet, Procedure
 
 HIDDEN = ("hole", "burn")
@@ -141,6 +144,7 @@ class Table:
         store: Store,
         writer: GroupWriter,
         wallets: dict[str, int] | None = None,
+        remote: OperatorWallet | None = None,
     ) -> None:
         self.config = config
         self.writer = writer  # the store's one writer: group commits shared by all tables
@@ -149,7 +153,10 @@ class Table:
         self.natural = self.rules.natural_word
         self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
         self.wallets = wallets
-        self.log = TableLog(store, config.name, wallet=wallets is not None)
+        self.remote = remote  # the wallets are an operator's: each movement is a call to it
+        self.log = TableLog(
+            store, config.name, wallet=wallets is not None, remote=remote is not None
+        )
         self.lock = asyncio.Lock()
         self.version = 0
         self.round: Round | None = None
@@ -191,6 +198,20 @@ class Table:
         if items:
             prepared = self.log.prepare(items)
             self.log.applied(prepared, self._moved(self.log.store.append(prepared.batch)))
+
+    async def _debit(self, batch: Batch) -> dict[int, str]:
+        """With an operator's wallet: its debits for the batch's wallet deposits, acknowledged
+        before the batch is written (:class:`WalletError` when one is refused)."""
+        if self.remote is None:
+            return {}
+        debits = [
+            (batch.prev_seq + 1 + i, str(e.player), int(e.amount or 0))
+            for i, (e, _) in enumerate(batch.events)
+            if e.kind == "deposit"
+        ]
+        keys = await self.remote.debit(self.name, debits) if debits else {}
+        batch.remote = keys
+        return keys
 
     def _moved(self, written: Written) -> Written:
         """Note the wallets' balances a write moved."""
@@ -594,7 +615,12 @@ class Table:
                 assert prepared is not None
                 prepared.batch.ack = ack
                 prepared.batch.staff = staff
-                rl.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
+                keys = await self._debit(prepared.batch)
+                try:
+                    rl.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
+                finally:
+                    if self.remote is not None:
+                        self.remote.settled(keys)
             except WalletError:
                 raise  # nothing was written: the caller rewinds what it applied
             except (LedgerError, PontoonError, OSError):

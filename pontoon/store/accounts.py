@@ -104,6 +104,24 @@ class Accounts:
             raise AccountError(f"the name {name!r} is taken") from None
         return Account(name, role, 0)
 
+    def launched(self, name: str) -> Account:
+        """An operator's player (sent with a launch token): made on first launch, with no
+        password (``!`` is no argon2 hash: no password opens it). A member of staff is never
+        an operator's player."""
+        valid_name(name)
+        found = self.get(name)
+        if found is None:
+            row = {"name": name, "role": str(Role.PLAYER), "password_hash": "!", "balance": 0}
+            try:
+                with self.store.write() as conn:
+                    conn.execute(insert(accounts).values(row | {"created_at": chain.now()}))
+            except IntegrityError:
+                pass  # launched twice at once: the other made it
+            found = self.get(name)
+        if found is None or found.role is not Role.PLAYER:
+            raise AccountError(f"{name!r} is not a player's account")
+        return found
+
     def get(self, name: str) -> Account | None:
         with self.store.read() as conn:
             row = conn.execute(

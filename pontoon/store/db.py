@@ -46,6 +46,7 @@ from pontoon.store.schema import (
     drill_decisions,
     events,
     ledger,
+    operator_calls,
     round_players,
     rounds,
     sessions,
@@ -192,6 +193,9 @@ class Batch:
     ack: tuple[str, str] | None = None  # (token's digest, message id) this batch applies
     close: str | None = None  # a player whose session at the table ends (left or expired)
     wallet: bool = False  # the table's cashier is the built-in wallet: a deposit debits it
+    # the table's cashier is an operator's wallet: the keys of the debits it acknowledged
+    # (by the event's seq), marked done here; each credit is a new call, pending until sent
+    remote: dict[int, str] | None = None
     staff: tuple[str, str, str] | None = None  # (account, role, action) a staff member made
 
 
@@ -429,6 +433,7 @@ class Store:
         acks: list[dict[str, Any]] = []
         closed: list[dict[str, Any]] = []
         moves: list[tuple[int, str, str, int, int]] = []  # (batch, player, kind, amount, seq)
+        remote: list[dict[str, Any]] = []  # an operator's wallet: its calls
         staff: list[dict[str, Any]] = []
         out: list[Written] = []
         for batch in batches:
@@ -473,7 +478,9 @@ class Store:
                 money = chain.entry(e)
                 if money is not None:
                     kind, src, dst, amount = money
-                    if batch.wallet and chain.CASHIER in (src, dst):
+                    if batch.remote is not None and chain.CASHIER in (src, dst):
+                        remote.append(_remote_call(batch, str(e.player), src, amount, seq, at))
+                    elif batch.wallet and chain.CASHIER in (src, dst):
                         move = "debit" if src == chain.CASHIER else "credit"
                         moves.append((len(out), str(e.player), move, amount, seq))
                     entries.append(
@@ -542,6 +549,19 @@ class Store:
         else:
             sql.run(conn, sql.insert_session, new_sessions)
         self._move_wallets(conn, [(batches[m[0]].table, *m) for m in moves], out)
+        for call in remote:
+            if call["status"] == "done":  # acknowledged before this write: now it is recorded
+                done = conn.execute(
+                    update(operator_calls)
+                    .where(
+                        operator_calls.c.key == call["key"], operator_calls.c.status == "pending"
+                    )
+                    .values(status="done", seq=call["seq"], done_at=at)
+                ).rowcount
+                if done != 1:
+                    raise WalletError(f"the operator's debit {call['key']} is no longer pending")
+            else:
+                conn.execute(insert(operator_calls).values(call))
         if staff:
             conn.execute(insert(staff_actions), staff)
         return out
@@ -803,6 +823,22 @@ def _upsert_shoe(dialect: str) -> Any:
         index_elements=[shoe_states.c.table_id],
         set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
     )
+
+
+def _remote_call(
+    batch: Batch, player: str, src: str, amount: int, seq: int, at: str
+) -> dict[str, Any]:
+    """The operator's call for a wallet movement of ``batch``: a debit it acknowledged (its key
+    is in ``batch.remote``), or a new credit, pending until it is sent and acknowledged."""
+    assert batch.remote is not None
+    row = {"account": player, "amount": amount, "table_id": batch.table, "seq": seq, "at": at}
+    if src == chain.CASHIER:  # a debit: the wager's money came from the wallet
+        key = batch.remote.get(seq)
+        if key is None:
+            raise WalletError(f"a wager of {amount} for {player} was not debited by the operator")
+        return row | {"key": key, "kind": "debit", "status": "done", "done_at": at}
+    key = f"table:{batch.table}:{seq}:{os.urandom(4).hex()}"
+    return row | {"key": key, "kind": "credit", "status": "pending", "done_at": None}
 
 
 def _safe(url: str) -> str:

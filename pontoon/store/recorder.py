@@ -51,19 +51,26 @@ class TableLog:
     another process in between is refused (:class:`~pontoon.store.db.ConflictError`)."""
 
     def __init__(
-        self, store: Store, table: str, *, top_up: bool = False, wallet: bool = False
+        self,
+        store: Store,
+        table: str,
+        *,
+        top_up: bool = False,
+        wallet: bool = False,
+        remote: bool = False,
     ) -> None:
         if not table or len(table) > 64:
             raise InputError("a table's name is 1 to 64 characters")
         self.store = store
         self.table = table
         # scripted rounds, and a wallet: players bring exactly what they stake
-        self.top_up = top_up or wallet
+        self.top_up = top_up or wallet or remote
         # the players' wallets stand behind the table: what a wager needs beyond the player's
         # balance at the table is debited from the wallet, what a round leaves is credited
-        self.wallet = wallet
-        self.buy_in = chain.WALLET if wallet else "buy-in"
-        self.cash_out = chain.WALLET if wallet else "cash-out"
+        self.wallet = wallet or remote
+        self.remote = remote  # the wallets are an operator's (calls recorded, not balances)
+        self.buy_in = chain.WALLET if self.wallet else "buy-in"
+        self.cash_out = chain.WALLET if self.wallet else "cash-out"
         store.ensure_table(table)
         self.reload()
 
@@ -128,6 +135,7 @@ class TableLog:
             round_write,
             snapshot(shoe) if shoe is not None else None,
             wallet=self.wallet,
+            remote={} if self.remote else None,
         )
         return Prepared(batch, balances)
 

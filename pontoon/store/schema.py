@@ -17,6 +17,11 @@ a test checks that a migrated database and this metadata agree.
 ``wallet_entries`` every movement of a built-in wallet: its idempotency key, the account, the
                   kind (deposit and withdrawal by a cashier with a reference; debit and
                   credit by a table, with the event that caused it), amount, balance after
+``operator_calls`` every call to an operator's wallet (operator mode): its idempotency key, the
+                  kind (debit, credit, rollback), account, amount, the event it pays for, and
+                  its state (pending until acknowledged, done, declined; a debit whose wager was not
+                  recorded: rollback, until the operator acknowledges it, then rolled-back)
+``launches``      each launch token an operator sent (its ``jti``): used once
 ``play_limits``   every limit a player set on their own play (deposits and losses per day
                   and week, a reality check, a time-out, self-exclusion), when it takes effect
 ``staff_actions`` what a staff member did at a table (a procedure, a deal): who, which role,
@@ -237,4 +242,32 @@ play_limits = Table(
     Column("effective_at", String(32), nullable=False),  # a raise waits a day to take effect
     Column("at", String(32), nullable=False),
     Index("ix_play_limits_account", "account"),
+)
+
+operator_calls = Table(
+    "operator_calls",
+    metadata,
+    Column("key", String(100), primary_key=True),  # the idempotency key the operator sees
+    Column("account", String(24), ForeignKey("accounts.name"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("table_id", String(64), nullable=False),
+    Column("seq", BigInteger, nullable=True),  # the event, once it is recorded
+    Column("status", String(16), nullable=False),
+    Column("at", String(32), nullable=False),
+    Column("done_at", String(32), nullable=True),
+    CheckConstraint("amount > 0", name="ck_operator_calls_amount"),
+    CheckConstraint(
+        "status IN ('pending', 'done', 'declined', 'rollback', 'rolled-back')",
+        name="ck_operator_calls_status",
+    ),
+    Index("ix_operator_calls_status", "status"),
+)
+
+launches = Table(
+    "launches",
+    metadata,
+    Column("jti", String(100), primary_key=True),
+    Column("account", String(24), nullable=False),
+    Column("at", String(32), nullable=False),
 )

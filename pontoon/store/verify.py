@@ -12,8 +12,9 @@ What is checked, table by table, in chain order:
 4. each round's log replays through the engine to the same log (8.6), and a finished round
    leaves nothing on the layout: no wager is settled twice or left unsettled;
 5. every wallet equals its ledger: an account's balance is what its movements add up to;
-   each debit and credit of a table is the deposit (``wallet``) or withdrawal of the event
-   it names, with its player and amount, and every such event has its movement.
+   each debit and credit of a table (or call to an operator's wallet that stands for one) is
+   the deposit (``wallet``) or withdrawal of the event it names, with its player and amount,
+   and every such event has its movement.
 
 The first problem found is *the first broken link*; later ones may follow from it.
 """
@@ -36,6 +37,7 @@ from pontoon.store.schema import (
     accounts,
     events,
     ledger,
+    operator_calls,
     round_players,
     rounds,
     tables,
@@ -125,9 +127,20 @@ def _check_wallets(
 ) -> None:
     """Each account's balance against its movements; each table movement against its event."""
     sums: dict[str, int] = defaultdict(int)
-    for r in conn.execute(select(wallet_entries).order_by(wallet_entries.c.key)):
+    rows = list(conn.execute(select(wallet_entries).order_by(wallet_entries.c.key)))
+    for r in rows:
         kind, amount = str(r.kind), int(r.amount)
         sums[str(r.account)] += amount if kind in IN else -amount
+    # an operator's wallet: the calls that stand for recorded movements (done debits; credits,
+    # done or still owed); its balances are the operator's, not ours
+    c = operator_calls.c
+    calls = conn.execute(
+        select(operator_calls).where(
+            c.seq.is_not(None), (c.status == "done") | (c.kind == "credit")
+        )
+    )
+    for r in [*rows, *calls]:
+        kind, amount = str(r.kind), int(r.amount)
         if r.table_id is None:
             continue
         where = (str(r.table_id), int(r.seq))
