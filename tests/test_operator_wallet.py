@@ -178,3 +178,29 @@ def _pending(db: Path) -> int:
                 )
             ).all()
         )
+
+
+def test_serve_checks_the_operator_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from pontoon.errors import InputError
+    from pontoon.server.serve import operator_config
+
+    def args(**kw: Any) -> argparse.Namespace:
+        base = {"operator_url": "http://127.0.0.1:9/w", "operator_secret_file": None}
+        return argparse.Namespace(**(base | {"operator_issuer": ISSUER} | kw))
+
+    monkeypatch.delenv("PONTOON_OPERATOR_SECRET", raising=False)
+    with pytest.raises(InputError, match="32 characters"):
+        operator_config(args())
+    with pytest.raises(InputError, match="http"):
+        operator_config(args(operator_url="ftp://wallet"))
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET + "\n")
+    secret.chmod(0o644)
+    with pytest.raises(InputError, match="readable by others"):
+        operator_config(args(operator_secret_file=str(secret)))
+    secret.chmod(0o600)
+    config = operator_config(args(operator_secret_file=str(secret)))
+    assert (config.secret, config.issuer) == (SECRET, ISSUER)
+    assert operator_config(args(operator_url=None)) is None

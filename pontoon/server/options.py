@@ -11,6 +11,7 @@ from .limits import Limits
 
 DEFAULT_DB = "sqlite:///pontoon.db"
 TOKEN_ENV = "PONTOON_SUPERVISOR_TOKEN"
+OPERATOR_ENV = "PONTOON_OPERATOR_SECRET"
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
@@ -38,6 +39,24 @@ def add_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="people log in (pontoon staff add for the staff), each player's built-in wallet "
         "behind every table; no supervisor's token (default: a name and play money)",
+    )
+    p.add_argument(
+        "--operator-url",
+        metavar="URL",
+        help="the players' wallets are this operator's (debit, credit, rollback, balance); "
+        "its players come in by a launch token (implies --accounts)",
+    )
+    p.add_argument(
+        "--operator-secret-file",
+        metavar="PATH",
+        help=f"the secret shared with the operator (HS256), its first line (mode 0600); "
+        f"else ${OPERATOR_ENV}",
+    )
+    p.add_argument(
+        "--operator-issuer",
+        default="operator",
+        metavar="NAME",
+        help="the issuer the operator's launch tokens name (default operator)",
     )
     p.add_argument(
         "--login-hours",

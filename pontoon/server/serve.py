@@ -12,7 +12,7 @@ from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
 
 from .limits import Limits, head_timeout
-from .options import LIMIT_OPTIONS, TOKEN_ENV
+from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV
 from .table import TableConfig
 
 
@@ -118,6 +118,37 @@ def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:
     return token, True
 
 
+def operator_config(args: argparse.Namespace) -> Any:
+    """The operator's wallet the options name, or None. Its secret: the first line of
+    ``--operator-secret-file`` (readable by its owner only), else ``$PONTOON_OPERATOR_SECRET``;
+    32 characters or more."""
+    url = getattr(args, "operator_url", None)
+    if url is None:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise InputError(f"serve: --operator-url must be an http(s) URL, not {url!r}")
+    path = getattr(args, "operator_secret_file", None)
+    if path is not None:
+        try:
+            mode = os.stat(path).st_mode
+            with open(path, encoding="utf-8") as f:
+                secret = f.readline().rstrip("\r\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"serve: --operator-secret-file: cannot read {path}: {exc}") from None
+        if mode & 0o077:
+            raise InputError(f"serve: --operator-secret-file: {path} is readable by others")
+    else:
+        secret = os.environ.get(OPERATOR_ENV, "")
+    if len(secret) < 32:
+        raise InputError(
+            f"serve: the operator's secret (--operator-secret-file or ${OPERATOR_ENV}) must be "
+            "32 characters or more"
+        )
+    from .operator import OperatorConfig
+
+    return OperatorConfig(url, secret, getattr(args, "operator_issuer", "operator"))
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -139,7 +170,8 @@ def serve(args: argparse.Namespace) -> int:
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
     hosts = allowed_hosts(args)
-    accounts = bool(getattr(args, "accounts", False))
+    operator = operator_config(args)
+    accounts = bool(getattr(args, "accounts", False)) or operator is not None
     login_hours = getattr(args, "login_hours", 24.0)
     if not 0 < login_hours <= 24 * 365:
         raise InputError(
@@ -156,6 +188,7 @@ def serve(args: argparse.Namespace) -> int:
         accounts=accounts,
         password_strength=getattr(args, "password_strength", "default"),
         login_hours=login_hours,
+        operator=operator,
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
