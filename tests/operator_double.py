@@ -89,7 +89,8 @@ class Operator:
                 await asyncio.sleep(self.slow_seconds)  # the caller has given up by now
             async with self.lock:
                 status, answer = self._apply(kind, body["key"], body["player"], body["amount"])
-            if status == 200 and roll < self.fail + self.slow + self.lost:
+            lost = self.fail + self.slow <= roll < self.fail + self.slow + self.lost
+            if status == 200 and lost:
                 return JSONResponse({"error": "answer lost"}, 500)  # applied all the same
             return JSONResponse(answer, status)
 

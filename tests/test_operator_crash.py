@@ -1,0 +1,105 @@
+"""A SIGKILL of the server between an operator's debit and the record of its wager (issue 18):
+the server comes back, rolls the debit back, and pays what the round before it left; the
+operator's balance is what the record says."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("jwt")
+
+import httpx
+from websockets.sync.client import ClientConnection, connect
+
+from pontoon.cli import main
+from tests.operator_double import Operator
+from tests.test_operator_wallet import ISSUER, SECRET, launch_token
+from tests.test_server_helpers import free_port, in_thread, start_server
+
+
+def _send(ws: ClientConnection, state: dict[str, Any], **msg: Any) -> dict[str, Any]:
+    """Send ``msg``; the reply, ``state`` kept current with the states on the way."""
+    ws.send(json.dumps(msg))
+    while True:
+        m: dict[str, Any] = json.loads(ws.recv(timeout=20))
+        if m["type"] == "state":
+            state.clear()
+            state.update(m)
+        else:
+            return m
+
+
+def _owed(db: Path) -> int:
+    with sqlite3.connect(db) as con:
+        (n,) = con.execute(
+            "SELECT count(*) FROM operator_calls WHERE status IN ('pending', 'rollback')"
+        ).fetchone()
+    return int(n)
+
+
+def test_a_sigkill_between_the_debit_and_its_record_is_rolled_back(tmp_path: Path) -> None:
+    operator = Operator(SECRET, {"ana": 20_000}, slow=1.0, slow_seconds=0.4)  # every call slow
+    secret = tmp_path / "operator-secret"
+    secret.write_text(SECRET + "\n")
+    secret.chmod(0o600)
+    db = tmp_path / "crash.db"
+    with in_thread(operator.app()) as host:
+        port = free_port()
+        options = [
+            "--db", f"sqlite:///{db}", "--table", "kauri", "--operator-url", f"http://{host}",
+            "--operator-secret-file", str(secret), "--operator-issuer", ISSUER,
+        ]  # fmt: skip
+        server = start_server(tmp_path, port, options)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            with httpx.Client(base_url=base, follow_redirects=True) as http:
+                r = http.get(f"/launch?token={launch_token('ana')}&table=kauri")
+                assert r.status_code == 200  # the page, after the redirect
+                csrf = http.get("/api/me").json()["csrf"]
+                assert http.post("/api/tables/kauri/join", headers={"X-CSRF-Token": csrf})
+                cookie = f"pontoon_session={http.cookies['pontoon_session']}"
+            with connect(
+                f"ws://127.0.0.1:{port}/ws/kauri", additional_headers={"Cookie": cookie}
+            ) as ws:
+                state: dict[str, Any] = json.loads(ws.recv(timeout=20))
+                first = _send(ws, state, type="bet", box=1, amount=1000, id="b1")
+                assert first["type"] == "ok", first
+                assert _send(ws, state, type="deal", id="d1")["type"] == "ok"
+                n = 0
+                while state["phase"] != "over":
+                    n += 1
+                    legal = {m["action"] for m in state["legal"]}
+                    action = next(a for a in ("no-insurance", "stand", "hit") if a in legal)
+                    _send(ws, state, type="act", action=action, box=1, id=f"a{n}")
+                ws.send(json.dumps({"type": "bet", "box": 1, "amount": 1000, "id": "b2"}))
+                time.sleep(0.15)  # the debit is at the operator: killed before its answer
+                server.send_signal(signal.SIGKILL)
+                server.wait(10)
+        finally:
+            if server.poll() is None:
+                server.kill()
+        time.sleep(0.5)  # the operator applies the debit that nobody will record
+        assert operator.balances["ana"] <= 20_000 - 1000 + 2 * 1000
+        server = start_server(tmp_path, port, options)
+        try:
+            deadline = time.monotonic() + 20
+            while _owed(db) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _owed(db)
+        finally:
+            server.terminate()
+            server.wait(30)
+    with sqlite3.connect(db) as con:
+        calls = con.execute("SELECT kind, status, amount, seq FROM operator_calls").fetchall()
+    kept = sum(a * (1 if k == "credit" else -1) for k, s, a, _ in calls if s == "done")
+    assert operator.balances["ana"] == 20_000 + kept  # charged once, paid once
+    assert ("debit", "rolled-back", 1000, None) in calls  # the killed wager's, taken back
+    assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
