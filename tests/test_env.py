@@ -19,6 +19,7 @@ from pettingzoo.test import api_test
 
 import pontoon.env
 from pontoon.env import PontoonEnv
+from pontoon.env import layout as L
 from pontoon.env.table import ACTIONS, PontoonTable
 from pontoon.errors import IllegalAction
 from pontoon.vocab import EventKind, TurnKind
@@ -219,3 +220,63 @@ def test_15_3_players_behind_choose_to_follow() -> None:
                     table.rewards[a] == table.round.net(a) / table.wager for a in table.agents
                 )
     assert followed > 10
+
+
+def test_8_2_bet_sizing_at_the_table() -> None:
+    """Each agent chooses its wager among the table's bets (one ``bet`` action each); the
+    reward is its net over the unit; a bet the table refuses fails at construction."""
+    table = PontoonTable("nz-pontoon", boxes=2, behind=(1, 0), bets=(500, 2500))
+    assert table.actions[-2:] == ("bet", "bet") and table.wager == 500
+    first = len(ACTIONS) - 1
+    rng = np.random.default_rng(1)
+    for r in range(20):
+        table.reset(seed=r)
+        chosen: dict[str, int] = {}
+        while table.agents:
+            agent = table.agent_selection
+            obs, _, term, trunc, _ = table.last()
+            if term or trunc:
+                table.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            a = int(rng.choice(legal))
+            if table.waiting:
+                assert legal.tolist() == [first, first + 1]
+                chosen[agent] = (500, 2500)[a - first]
+            table.step(a)
+            rnd = table.round
+            if rnd is not None and rnd.over:
+                for x, amount in chosen.items():
+                    assert rnd.boxes[table.box_of[x]].original[x] == amount
+                    assert table.rewards[x] == rnd.net(x) / 500
+    with pytest.raises(IllegalAction, match=r"15\.6"):
+        PontoonTable("nz-pontoon", bets=(100,))
+
+
+def test_16_7_every_card_on_the_layout_voids_the_round() -> None:
+    """A card is due with every card on the layout, none in the shoe or the discard rack:
+    the round engine refuses the step (16.7), leaving the round only to be voided (16.5).
+    The env voids it: every wager returned, the round over, a reward of 0, the record
+    voided by a supervisor. (The state is laid out by hand: play almost never gets there.)"""
+    env = PontoonEnv("nz-pontoon", {"decks": 1}, boxes=2)
+    hit = env.action_names.index("hit")
+    for seed in range(50):
+        obs, _ = env.reset(seed=seed)
+        obs, *_ = env.step(env.action_names.index("bet"))
+        if obs["phase"] == 2 and obs["box"] == 0 and obs["action_mask"][hit]:
+            break
+    w, pp = env._w[0], env.table.params  # the compiled state, laid out by hand
+    deck = pp[pp[L.E_OTMPL] : pp[L.E_OTMPL] + pp[L.E_NTMPL]]
+    assert len(deck) == 48
+    hands = ((0, deck[:22]), (int(pp[L.E_MAXH]), deck[22:24]))  # box 1's hand, box 2's
+    for s, cards in hands:
+        w[pp[L.E_OHC] + s * L.MAXC : pp[L.E_OHC] + s * L.MAXC + len(cards)] = cards
+        w[L.NT + s * L.NHF + L.HN] = len(cards)
+    w[pp[L.E_ODC] : pp[L.E_ODC] + 24] = deck[24:]
+    w[L.DN] = 24
+    w[L.POS] = w[L.NCARDS]  # the shoe run out, and no card is in the discard rack
+    obs, reward, terminated, _, info = env.step(hit)
+    assert terminated and reward == 0.0 and info["net"] == 0 and obs["phase"] == 3
+    rnd = info["events"].round
+    assert rnd.over and rnd.net("player") == 0
+    assert any(e.rule == "16.5" for e in rnd.events)

@@ -60,3 +60,28 @@ def test_the_vector_env_is_registered_and_batched() -> None:
     assert env.action_space.shape == (3,)
     obs, rewards, *_ = env.step(np.full(3, 8))  # the wagers
     assert obs in env.observation_space and rewards.dtype == np.float64
+
+
+def test_the_final_observation_is_the_single_envs_last() -> None:
+    """``info["final_obs"]`` of a table whose round ended is, key by key, the single env's
+    observation at the end of the same round (8.6: the round over, nothing legal)."""
+    n, seed = 4, 7
+    vec = PontoonVectorEnv(n, "nz-pontoon", {"decks": 1}, boxes=2)
+    singles = [PontoonEnv("nz-pontoon", {"decks": 1}, boxes=2) for _ in range(n)]
+    vec.reset(seed=seed)
+    sobs = [env.reset(seed=seed + i)[0] for i, env in enumerate(singles)]
+    rng = np.random.default_rng(seed)
+    ended = 0
+    for _ in range(600):
+        acts = np.array([int(rng.choice(np.flatnonzero(o["action_mask"]))) for o in sobs])
+        _, _, term, _, info = vec.step(acts)
+        for i, env in enumerate(singles):
+            o, _, t, _, _ = env.step(int(acts[i]))
+            assert t == term[i]
+            if t:
+                ended += 1
+                for key, value in o.items():
+                    assert np.array_equal(info["final_obs"][key][i], value), key
+                o, _ = env.reset()
+            sobs[i] = o
+    assert ended > 100

@@ -14,12 +14,20 @@ or when it is next (8.8), the discard rack reshuffled when the shoe runs out (16
 numba caches each function (``cache=True``) checking only its own file for changes, and the
 entry points (:mod:`pontoon.env.run`) carry the helpers they call compiled in: after editing
 this file, ``settle.py``, ``steps.py`` or ``layout.py``, delete ``pontoon/env/__pycache__``.
+
+Every step is compiled without numba's reference counting (:data:`jit`): the steps
+allocate nothing and only read and write the arrays the Python caller holds for the whole
+call, and the counting's atomic increments around each helper's call were half of a vector
+step's time (docs/env.md, "Speed").
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 
 from pontoon.env import layout as L
 from pontoon.sim import compiled as C
@@ -27,8 +35,30 @@ from pontoon.sim.kernel import shuffle_places, stream_state
 
 U64 = np.uint64
 
+jit = njit(cache=True, _nrt=False)  # a step: no reference counting (nothing allocated)
+jit_inline = njit(cache=True, inline="always", _nrt=False)  # a small helper of the hot path
 
-@njit(cache=True)
+
+@intrinsic
+def prefetch(typingctx, W, i, k):
+    """Ask the processor for the cache line of ``W[i, k]`` ahead of its use (LLVM's
+    ``prefetch``, for a write): the vector env's next tables' states, which do not all stay
+    in the cache."""
+
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, args[1:], wraparound=False)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(W, i, k), codegen
+
+
+@jit
 def shuffle_shoe(W, i, PP, n):
     """Fisher-Yates over the shoe's ``n`` cards on the stream of this shuffle, as the
     simulator shuffles (:func:`pontoon.sim.kernel.shuffle_places`: Lemire's unbiased draws)."""
@@ -38,17 +68,17 @@ def shuffle_shoe(W, i, PP, n):
     shuffle_places(W[i, osh : osh + n], 0, n, n, rs)
 
 
-@njit(cache=True, inline="always")
+@jit_inline
 def value(c):
     return min(c % 13 + 1, 10)
 
 
-@njit(cache=True, inline="always")
+@jit_inline
 def best(hard, ace):
     return hard + 10 if ace and hard <= 11 else hard
 
 
-@njit(cache=True)
+@jit_inline
 def note(W, i, PP, x):
     """Add an entry to the round's log (when the table keeps one)."""
     n = W[i, L.LOGN]
@@ -57,17 +87,18 @@ def note(W, i, PP, x):
         W[i, L.LOGN] = n + 1
 
 
-@njit(cache=True)
+@jit
 def _clear_counts(W, i, PP):
     o = PP[L.E_OCNT]
     for v in range(L.NVAL):
         W[i, o + v] = 0
 
 
-@njit(cache=True)
+@jit
 def start_round(W, i, PP):
     """Shoe.start_round, then the betting (8.2): a new log, a shuffle when due."""
     W[i, L.LOGN] = 0
+    W[i, L.VOID] = 0
     n = W[i, L.NCARDS]
     left = n - W[i, L.POS]
     bcut = W[i, L.BCUT]
@@ -95,11 +126,14 @@ def start_round(W, i, PP):
     W[i, L.PH] = L.BET
 
 
-@njit(cache=True)
+@jit
 def _refill(W, i, PP):
     """16.7: the shoe ran out mid-round; every card not on the layout (the discard rack)
-    is put in canonical order and shuffled."""
-    cnt = np.zeros(52, np.int64)
+    is put in canonical order and shuffled (the codes counted in the row's scratch). With no
+    such card the round is marked void (``VOID``) and the shoe stays as it was."""
+    cnt = W[i, PP[L.E_OSH] + PP[L.E_NTMPL] :]
+    for code in range(L.NCODES):
+        cnt[code] = 0
     otmpl = PP[L.E_OTMPL]
     for k in range(PP[L.E_NTMPL]):
         cnt[PP[otmpl + k]] += 1
@@ -118,12 +152,13 @@ def _refill(W, i, PP):
         cnt[W[i, L.HOLE]] -= 1
     osh = PP[L.E_OSH]
     n = 0
-    for code in range(52):
+    for code in range(L.NCODES):
         for _ in range(cnt[code]):
             W[i, osh + n] = code
             n += 1
-    if n == 0:
-        raise ValueError("16.7: every card is on the layout")
+    if n == 0:  # every card is on the layout: the round can only be voided (16.5)
+        W[i, L.VOID] = 1
+        return
     W[i, L.NCARDS] = n
     W[i, L.POS] = 0
     W[i, L.CUTR] = W[i, L.CUTR] or W[i, L.BCUT] >= 1
@@ -133,11 +168,14 @@ def _refill(W, i, PP):
     _clear_counts(W, i, PP)
 
 
-@njit(cache=True)
+@jit_inline
 def draw(W, i, PP, seen):
-    """Shoe.draw: the next card (counted among the cards seen unless face down)."""
+    """Shoe.draw: the next card (counted among the cards seen unless face down); an ace that
+    is no card when 16.7 finds none (the round is void: :func:`pontoon.env.steps.act`)."""
     if W[i, L.POS] == W[i, L.NCARDS]:
         _refill(W, i, PP)
+        if W[i, L.VOID]:
+            return 0
     pos = W[i, L.POS]
     c = W[i, PP[L.E_OSH] + pos]
     W[i, L.POS] = pos + 1
@@ -148,7 +186,7 @@ def draw(W, i, PP, seen):
     return c
 
 
-@njit(cache=True)
+@jit_inline
 def put(W, i, PP, s, c):
     """A card to hand slot ``s``."""
     o = L.NT + s * L.NHF
@@ -161,7 +199,7 @@ def put(W, i, PP, s, c):
         W[i, o + L.ACE] = 1
 
 
-@njit(cache=True)
+@jit_inline
 def to_dealer(W, i, PP, c):
     W[i, PP[L.E_ODC] + W[i, L.DN]] = c
     W[i, L.DN] += 1
@@ -171,7 +209,7 @@ def to_dealer(W, i, PP, c):
         W[i, L.DA] = 1
 
 
-@njit(cache=True)
+@jit_inline
 def reveal(W, i, PP):
     """8.5: the hole card turned over (and seen)."""
     c = W[i, L.HOLE]
@@ -181,13 +219,13 @@ def reveal(W, i, PP):
         W[i, PP[L.E_OCNT] + value(c) - 1] += 1
 
 
-@njit(cache=True, inline="always")
+@jit_inline
 def won(amount, num, den):
     """settlement.winnings: rounded down to the minor unit."""
     return amount * num // den
 
 
-@njit(cache=True)
+@jit
 def odds21(W, i, PP, s):
     """settlement.win_odds of a 21 that is no pontoon on slot ``s`` (odds_tables)."""
     o = L.NT + s * L.NHF
@@ -208,7 +246,7 @@ def odds21(W, i, PP, s):
     return PP[k], PP[k + 1]
 
 
-@njit(cache=True)
+@jit_inline
 def settle_insurance(W, i, PP, natural):
     for b in range(PP[L.E_BOXES]):
         amt = W[i, PP[L.E_OBX] + b * L.NBF + L.INSA]
@@ -219,7 +257,7 @@ def settle_insurance(W, i, PP, natural):
                 W[i, L.NET] -= amt
 
 
-@njit(cache=True)
+@jit_inline
 def finish(W, i, PP):
     """8.6: the round is over (the hole card, if still down, is shown)."""
     reveal(W, i, PP)

@@ -3,12 +3,13 @@ the compiled steps (:mod:`pontoon.env.kernel`) and the Python side read.
 
 A table's whole state is one row of ints (``W[table]``): the scalars below, then each hand
 slot's fields and cards, each box's fields and hand order, the dealer's cards, the counts of
-the card values seen since the shuffle, the round's card log and the shoe. The parameters are
-:func:`pontoon.sim.compiled.compile_rules`' array followed by the ``E_`` fields and the tables
-they point to (:class:`pontoon.env.spec.TableSpec`).
+the card values seen since the shuffle, the round's card log, the shoe, and room to count
+each card code (16.7's refill). The parameters are :func:`pontoon.sim.compiled.compile_rules`'
+array followed by the ``E_`` fields and the tables they point to
+(:class:`pontoon.env.spec.TableSpec`).
 
 >>> offsets(1, 4, 312, 0)[-1]  # ints of state for one box, four hands, six decks, no log
-507
+560
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pontoon.sim import compiled as C
 
 MAXC: Final = 24  # cards in one hand (21 one-valued aces and a bust card at most)
 NVAL: Final = 10  # card values, A (1) to ten-valued (10)
+NCODES: Final = 52  # card codes (suit * 13 + rank - 1)
 
 # phases of a table
 BET, INS, DECIDE, OVER = range(4)
@@ -48,8 +50,9 @@ OPEN, STOOD, NATURAL_WAIT, SUPER_WAIT, SETTLED, SURRENDER_WAIT = range(6)
     LOGN,  # entries in the round's log
     KEY,  # the shoe's key (uint64 bits)
     LEGAL,  # the legal actions' bits, as the last observation showed them
-) = range(19)
-NT: Final = 19
+    VOID,  # 16.7 found no card, every card being on the layout: the round is void (16.5)
+) = range(20)
+NT: Final = 20
 
 # a hand slot's fields (box b's hands use slots b * maxh ...)
 HN, HARD, ACE, ST, DBL, FSP, SAC, DISC, ACTED, AMT = range(10)
@@ -122,7 +125,8 @@ NPP_HEAD: Final = E0 + 28
 
 
 def offsets(boxes: int, maxh: int, ntmpl: int, logmax: int) -> tuple[int, ...]:
-    """(hand cards, boxes, hand order, dealer, counts, log, shoe, total) offsets of a row."""
+    """(hand cards, boxes, hand order, dealer, counts, log, shoe, total) offsets of a row;
+    the shoe's ``ntmpl`` cards are followed by the scratch of :data:`NCODES` counts."""
     nhs = boxes * maxh
     ohc = NT + nhs * NHF
     obx = ohc + nhs * MAXC
@@ -131,4 +135,4 @@ def offsets(boxes: int, maxh: int, ntmpl: int, logmax: int) -> tuple[int, ...]:
     ocnt = odc + MAXC
     olog = ocnt + NVAL
     osh = olog + logmax
-    return ohc, obx, oord, odc, ocnt, olog, osh, osh + ntmpl
+    return ohc, obx, oord, odc, ocnt, olog, osh, osh + ntmpl + NCODES

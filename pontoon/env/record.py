@@ -20,9 +20,10 @@ from pontoon.cards import ALL_CARDS, Card
 from pontoon.env import layout as L
 from pontoon.env.spec import BET_WORD, TableSpec
 from pontoon.events import Event
+from pontoon.irregularities import Irregularity
 from pontoon.round import Move, Round
 from pontoon.shoe import ScriptedCards, ShoeNote
-from pontoon.vocab import Action
+from pontoon.vocab import Action, Procedure, Role
 
 PLAYER = "player"
 
@@ -43,15 +44,22 @@ def shoe_items(log: Sequence[int]) -> list[Card | ShoeNote]:
 class RoundRecord(Sequence[Event]):
     """The events of the round so far (a sequence, built when first read): ``log`` the
     env's log, ``stake`` each box's wager (0 before the bet), ``moves`` each move as
-    (action number, box index) after the bet."""
+    (action number, box index) after the bet; ``void``: the last move found no card, every
+    card being on the layout (16.7), and the round was voided (16.5)."""
 
     def __init__(
-        self, spec: TableSpec, log: Sequence[int], stake: int, moves: Sequence[tuple[int, int]]
+        self,
+        spec: TableSpec,
+        log: Sequence[int],
+        stake: int,
+        moves: Sequence[tuple[int, int]],
+        void: bool = False,
     ) -> None:
         self.spec = spec
         self.log = tuple(log)
         self.stake = stake
         self.moves = tuple(moves)
+        self.void = void
 
     def move(self, action: int, box: int) -> Move:
         """The round engine's move for an env action on box index ``box``."""
@@ -74,8 +82,10 @@ class RoundRecord(Sequence[Event]):
             for b in range(1, self.spec.boxes + 1):
                 rnd.place_wager(b, PLAYER, self.stake)
             rnd.deal()
-            for action, box in self.moves:
+            for action, box in self.moves[:-1] if self.void else self.moves:
                 rnd.apply(self.move(action, box))
+            if self.void:  # the round engine refuses the last move (16.7): a supervisor voids
+                rnd.apply_irregularity(Irregularity(Procedure.VOID, by=Role.SUPERVISOR))
         return rnd
 
     @property
@@ -99,8 +109,9 @@ class RoundRecord(Sequence[Event]):
         """The same round: the same rules, cards, wager and moves (so the same events)."""
         if not isinstance(other, RoundRecord):
             return NotImplemented
-        mine = (self.spec.rules, self.spec.boxes, self.log, self.stake, self.moves)
-        return mine == (other.spec.rules, other.spec.boxes, other.log, other.stake, other.moves)
+        mine = (self.spec.rules, self.spec.boxes, self.log, self.stake, self.moves, self.void)
+        theirs = (other.spec.rules, other.spec.boxes, other.log, other.stake, other.moves)
+        return mine == (*theirs, other.void)
 
     __hash__ = None  # type: ignore[assignment]
 

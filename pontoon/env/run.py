@@ -5,64 +5,80 @@ action mask), a fresh shoe, and the steps of one table (the single env) or of ma
 
 from __future__ import annotations
 
-from numba import njit
-
 from pontoon.env import layout as L
-from pontoon.env.kernel import best, start_round, value
+from pontoon.env.kernel import best, jit, jit_inline, prefetch, start_round, value
 from pontoon.env.settle import hands_on, slot
 from pontoon.env.steps import act, action_bits
 from pontoon.sim import compiled as C
 
 
-@njit(cache=True)
+@jit
 def observe(W, i, PP, OB, CO, MK, col):
     """What the player sees, into column ``col``: the hand in question, the dealer's first
-    card, the cards left and seen; the legal actions."""
+    card, the cards left and seen; the legal actions. Each entry is written once."""
     ph = W[i, L.PH]
-    for r in range(L.NOBS):
-        OB[r, col] = 0
-    OB[0, col] = ph
     b = -1
+    k = 0
     if ph == L.DECIDE:
         b = W[i, L.TURN]
         k = W[i, L.HI]
     elif ph == L.INS:
         b = W[i, L.IB]
-        k = 0
+    box = hand = hands = t = soft = n = pair = dbl = fsp = sac = acted = 0
     if b >= 0:
         s = slot(W, i, PP, b, k)
         o = L.NT + s * L.NHF
-        hard, ace, n = W[i, o + L.HARD], W[i, o + L.ACE], W[i, o + L.HN]
-        t = best(hard, ace)
-        OB[1, col] = b
-        OB[2, col] = k
-        OB[3, col] = hands_on(W, i, PP, b)
-        OB[4, col] = t
-        OB[5, col] = 1 if t != hard else 0
-        OB[6, col] = n
+        hard, n = W[i, o + L.HARD], W[i, o + L.HN]
+        t = best(hard, W[i, o + L.ACE])
+        box, hand, hands, soft = b, k, hands_on(W, i, PP, b), 1 if t != hard else 0
         if n == 2:
             oc = PP[L.E_OHC] + s * L.MAXC
             c0, c1 = W[i, oc], W[i, oc + 1]
             same = value(c0) == value(c1) if PP[C.SPLIT_BY_VALUE] else c0 % 13 == c1 % 13
             if same:
-                OB[7, col] = value(c0)
-        OB[8, col] = 1 if W[i, o + L.DBL] > 0 else 0
-        OB[9, col] = W[i, o + L.FSP]
-        OB[10, col] = W[i, o + L.SAC]
-        OB[11, col] = W[i, o + L.ACTED]
-    if W[i, L.DN] > 0 and ph != L.BET:
-        OB[12, col] = value(W[i, PP[L.E_ODC]])
+                pair = value(c0)
+        dbl = 1 if W[i, o + L.DBL] > 0 else 0
+        fsp, sac, acted = W[i, o + L.FSP], W[i, o + L.SAC], W[i, o + L.ACTED]
+    up = value(W[i, PP[L.E_ODC]]) if W[i, L.DN] > 0 and ph != L.BET else 0
+    OB[0, col] = ph
+    OB[1, col] = box
+    OB[2, col] = hand
+    OB[3, col] = hands
+    OB[4, col] = t
+    OB[5, col] = soft
+    OB[6, col] = n
+    OB[7, col] = pair
+    OB[8, col] = dbl
+    OB[9, col] = fsp
+    OB[10, col] = sac
+    OB[11, col] = acted
+    OB[12, col] = up
     OB[13, col] = W[i, L.NCARDS] - W[i, L.POS]
     ocnt = PP[L.E_OCNT]
     for v in range(L.NVAL):
         CO[col, v] = W[i, ocnt + v]
     bits = action_bits(W, i, PP)
     W[i, L.LEGAL] = bits  # what act() checks the next action against
-    for a in range(MK.shape[1]):
-        MK[col, a] = (bits >> a) & 1
+    for a in range(MK.shape[1]):  # bit by bit (a loop the compiler leaves unvectorised)
+        MK[col, a] = bits & 1
+        bits >>= 1
 
 
-@njit(cache=True)
+@jit_inline
+def observe_over(W, i, PP, FOB, FCO, col):
+    """:func:`observe` at the end of a round, into the final observation's arrays, which hold
+    nothing else: their other rows and the mask are 0 at the end of every round, as they were
+    made, and only the phase, the dealer's first card and the cards left and seen are
+    written."""
+    FOB[0, col] = L.OVER
+    FOB[12, col] = value(W[i, PP[L.E_ODC]]) if W[i, L.DN] > 0 else 0
+    FOB[13, col] = W[i, L.NCARDS] - W[i, L.POS]
+    ocnt = PP[L.E_OCNT]
+    for v in range(L.NVAL):
+        FCO[col, v] = W[i, ocnt + v]
+
+
+@jit
 def reset_table(W, i, PP, key):
     """A fresh shoe keyed ``key`` (uint64 bits) and the first round's betting."""
     for f in range(W.shape[1]):
@@ -72,7 +88,7 @@ def reset_table(W, i, PP, key):
     start_round(W, i, PP)
 
 
-@njit(cache=True)
+@jit
 def step_one(W, PP, i, a, OB, CO, MK):
     """The single env's step: 1 when ``a`` was refused (nothing changed)."""
     refused = act(W, i, PP, a)
@@ -80,23 +96,41 @@ def step_one(W, PP, i, a, OB, CO, MK):
     return refused
 
 
-@njit(cache=True)
+@jit
 def next_round(W, PP, i, OB, CO, MK):
     start_round(W, i, PP)
     observe(W, i, PP, OB, CO, MK, i)
 
 
-@njit(cache=True)
+AHEAD = 4  # tables ahead whose state step_many asks the cache for
+
+
+@jit_inline
+def fetch_ahead(W, i, PP):
+    """Prefetch the lines of table ``i``'s state a step reads (the scalars and the first
+    hand's fields, its cards, the boxes and the dealer's cards, the counts, the next card)."""
+    for k in range(0, L.NT + L.NHF, 8):
+        prefetch(W, i, k)
+    for o in (PP[L.E_OHC], PP[L.E_OBX], PP[L.E_ODC], PP[L.E_OCNT]):
+        prefetch(W, i, o)
+        prefetch(W, i, o + 8)
+    prefetch(W, i, PP[L.E_OSH] + W[i, L.POS])
+
+
+@jit
 def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO, FMK):
     """Every table's step; a table whose round ends starts the next round's betting in the
     same step (its last observation into FOB, FCO, FMK)."""
     unit = PP[L.E_UNIT]
-    for i in range(W.shape[0]):
+    n = W.shape[0]
+    for i in range(n):
+        if i + AHEAD < n:
+            fetch_ahead(W, i + AHEAD, PP)
         REF[i] = act(W, i, PP, actions[i]) == 1
         if W[i, L.PH] == L.OVER:
             RW[i] = W[i, L.NET] / unit
             TERM[i] = True
-            observe(W, i, PP, FOB, FCO, FMK, i)
+            observe_over(W, i, PP, FOB, FCO, i)
             start_round(W, i, PP)
         else:
             RW[i] = 0.0
@@ -104,7 +138,7 @@ def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO, FMK):
         observe(W, i, PP, OB, CO, MK, i)
 
 
-@njit(cache=True)
+@jit
 def reset_many(W, PP, keys, OB, CO, MK):
     for i in range(W.shape[0]):
         reset_table(W, i, PP, keys[i])

@@ -5,13 +5,13 @@ the dealer's hand (14.3, 14.4) and the settlement of every hand (5.1, 9.4, 11.2,
 
 from __future__ import annotations
 
-from numba import njit
-
 from pontoon.env import layout as L
 from pontoon.env.kernel import (
     best,
     draw,
     finish,
+    jit,
+    jit_inline,
     odds21,
     reveal,
     settle_insurance,
@@ -22,31 +22,31 @@ from pontoon.env.kernel import (
 from pontoon.sim import compiled as C
 
 
-@njit(cache=True, inline="always")
+@jit_inline
 def slot(W, i, PP, b, k):
     """The slot of hand ``k`` of box ``b``."""
     return W[i, PP[L.E_OORD] + b * PP[L.E_MAXH] + k]
 
 
-@njit(cache=True, inline="always")
+@jit_inline
 def hands_on(W, i, PP, b):
     return W[i, PP[L.E_OBX] + b * L.NBF + L.NH]
 
 
-@njit(cache=True)
+@jit_inline
 def pontoon_at(W, i, PP, s):
     o = L.NT + s * L.NHF
     return W[i, o + L.HN] == 2 and W[i, o + L.HARD] == 11 and W[i, o + L.ACE] == 1
 
 
-@njit(cache=True)
+@jit_inline
 def settle_hand(W, i, PP, s, state):
     """A hand settled and its cards to the discard rack."""
     W[i, L.NT + s * L.NHF + L.ST] = state
     W[i, L.NT + s * L.NHF + L.DISC] = 1
 
 
-@njit(cache=True)
+@jit
 def interim(W, i, PP):
     """9.1: a pontoon is paid at once (where 21 wins, or in the peek game), else waits."""
     for b in range(PP[L.E_BOXES]):
@@ -60,7 +60,7 @@ def interim(W, i, PP):
                 W[i, L.NT + s * L.NHF + L.ST] = L.NATURAL_WAIT
 
 
-@njit(cache=True)
+@jit
 def peek(W, i, PP):
     """8.5: with an ace or ten up the dealer looks at the hole card; insurance is settled,
     and a dealer pontoon ends the round at once."""
@@ -84,17 +84,18 @@ def peek(W, i, PP):
     finish(W, i, PP)
 
 
-@njit(cache=True)
-def card_reached(W, i, PP, b, s, split_ok):
-    """A card has reached an open hand: bust (14.2), 21 (9.2, 11.2) or split aces (14.1(c));
-    ``split_ok``: whether legality lets the hand split again."""
+@jit
+def card_reached(W, i, PP, s):
+    """A card has reached an open hand: bust (14.2) or 21 (9.2, 11.2). True for split aces
+    that may draw no more (14.1(c)): they stand unless legality lets them split again, which
+    the caller asks only then."""
     o = L.NT + s * L.NHF
     hard = W[i, o + L.HARD]
     amt = W[i, o + L.AMT] + W[i, o + L.DBL]
     if hard > 21:
         W[i, L.NET] -= amt
         settle_hand(W, i, PP, s, L.SETTLED)
-        return
+        return False
     if best(hard, W[i, o + L.ACE]) == 21:
         oc = PP[L.E_OHC] + s * L.MAXC
         c0 = W[i, oc]
@@ -116,12 +117,11 @@ def card_reached(W, i, PP, b, s, split_ok):
             settle_hand(W, i, PP, s, L.SETTLED)
         else:
             W[i, o + L.ST] = L.STOOD
-        return
-    if W[i, o + L.SAC] and not PP[L.E_HSA] and not split_ok:
-        W[i, o + L.ST] = L.STOOD
+        return False
+    return W[i, o + L.SAC] == 1 and not PP[L.E_HSA]
 
 
-@njit(cache=True)
+@jit
 def dealer_turn(W, i, PP):
     """8.5, 14.3, 14.4: the dealer's second card (only when a hand waits for it) and draws
     (only when a hand stood), then the settlement."""
@@ -155,7 +155,7 @@ def dealer_turn(W, i, PP):
     finish(W, i, PP)
 
 
-@njit(cache=True)
+@jit
 def settle_all(W, i, PP, dnat):
     d = best(W[i, L.DH], W[i, L.DA])
     nat_num = PP[C.ODDS + 2 * C.NATURAL]

@@ -144,7 +144,7 @@ class PontoonEnv(gym.Env[ObsType, int]):
         """The round so far, for the round engine to replay (``info["events"]``)."""
         n = int(self._w[0, L.LOGN])
         log = self._w[0, self._olog : self._olog + n].tolist()
-        return RoundRecord(self.table, log, self._stake, self._moves)
+        return RoundRecord(self.table, log, self._stake, self._moves, bool(self._w[0, L.VOID]))
 
     def refusal(self, a: int, obs: ObsType) -> Refusal:
         """Why action ``a`` is not legal in the state ``obs`` shows: the rule that forbids

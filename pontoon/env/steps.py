@@ -11,10 +11,8 @@ player sees and the entry points from Python are in :mod:`pontoon.env.run`.
 
 from __future__ import annotations
 
-from numba import njit
-
 from pontoon.env import layout as L
-from pontoon.env.kernel import best, draw, put, to_dealer, value, won
+from pontoon.env.kernel import best, draw, jit, jit_inline, put, to_dealer, value, won
 from pontoon.env.settle import (
     card_reached,
     dealer_turn,
@@ -27,7 +25,7 @@ from pontoon.env.settle import (
 from pontoon.sim import compiled as C
 
 
-@njit(cache=True)
+@jit_inline
 def hand_bits(W, i, PP, b, s):
     """What legality allows hand slot ``s`` of box ``b`` (bits in HAND_ACTIONS order): the
     table of :func:`pontoon.env.spec.hand_masks`, a byte per hand's facts."""
@@ -49,12 +47,15 @@ def hand_bits(W, i, PP, b, s):
     return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255
 
 
-@njit(cache=True)
-def split_ok(W, i, PP, b, s):
-    return (hand_bits(W, i, PP, b, s) >> L.SPLIT) & 1 == 1
+@jit_inline
+def reached(W, i, PP, b, s):
+    """A card has reached hand slot ``s`` of box ``b`` (:func:`card_reached`); split aces
+    that may draw no more stand unless legality lets them split again (14.1(c))."""
+    if card_reached(W, i, PP, s) and not (hand_bits(W, i, PP, b, s) >> L.SPLIT) & 1:
+        W[i, L.NT + s * L.NHF + L.ST] = L.STOOD
 
 
-@njit(cache=True)
+@jit_inline
 def action_bits(W, i, PP):
     """The legal actions now, as bits of the action numbers."""
     ph = W[i, L.PH]
@@ -77,7 +78,7 @@ def action_bits(W, i, PP):
     return bits
 
 
-@njit(cache=True)
+@jit
 def _insurable(W, i, PP, b):
     """10: the most the box's player may insure (a part of the wager), 0 once it is
     settled."""
@@ -87,7 +88,7 @@ def _insurable(W, i, PP, b):
     return won(W[i, L.STAKE], PP[L.E_INS_MAX_NUM], PP[L.E_INS_MAX_DEN])
 
 
-@njit(cache=True)
+@jit
 def ask_insurance(W, i, PP, first):
     """The next box from ``first`` whose player may insure: its turn (True), or none."""
     for b in range(first, PP[L.E_BOXES]):
@@ -98,7 +99,7 @@ def ask_insurance(W, i, PP, first):
     return False
 
 
-@njit(cache=True)
+@jit
 def advance(W, i, PP):
     """Run the automatic steps until a decision is awaited or the round is over."""
     boxes = PP[L.E_BOXES]
@@ -109,7 +110,7 @@ def advance(W, i, PP):
             o = L.NT + s * L.NHF
             if W[i, o + L.HN] == 1 and W[i, o + L.ST] == L.OPEN:  # 13.5: the second card
                 put(W, i, PP, s, draw(W, i, PP, True))
-                card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+                reached(W, i, PP, b, s)
             if W[i, o + L.ST] == L.OPEN:
                 return
             W[i, L.HI] += 1
@@ -118,7 +119,7 @@ def advance(W, i, PP):
     dealer_turn(W, i, PP)
 
 
-@njit(cache=True)
+@jit
 def deal(W, i, PP, stake):
     """8.2: a card to each box, one to the dealer, a second to each box; 8.5 the hole card;
     then insurance (10), the peek, interim settlement (9.1) and the first decision."""
@@ -162,7 +163,7 @@ def deal(W, i, PP, stake):
         ask_insurance(W, i, PP, 0)
 
 
-@njit(cache=True)
+@jit
 def act(W, i, PP, a):
     """Make action ``a``: 0, or 1 (and nothing changed) when it is not legal now: not in
     the bits :func:`action_bits` gave when the table was last observed (every entry point
@@ -185,6 +186,7 @@ def act(W, i, PP, a):
                 if W[i, L.PH] != L.OVER:
                     interim(W, i, PP)
                     advance(W, i, PP)
+        void_if_empty(W, i)
         return 0
     b = W[i, L.TURN]
     s = slot(W, i, PP, b, W[i, L.HI])
@@ -192,7 +194,7 @@ def act(W, i, PP, a):
     W[i, o + L.ACTED] = 1
     if a == L.HIT:
         put(W, i, PP, s, draw(W, i, PP, True))
-        card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+        reached(W, i, PP, b, s)
     elif a == L.STAND:
         W[i, o + L.ST] = L.STOOD
     elif a == L.SPLIT:
@@ -212,14 +214,27 @@ def act(W, i, PP, a):
         odbl = PP[L.E_ODBL]
         W[i, o + L.DBL] = won(W[i, o + L.AMT], PP[odbl + 2 * k], PP[odbl + 2 * k + 1])
         put(W, i, PP, s, draw(W, i, PP, True))
-        card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+        reached(W, i, PP, b, s)
         if W[i, o + L.ST] == L.OPEN and not PP[C.RESCUE]:
             W[i, o + L.ST] = L.STOOD
     advance(W, i, PP)
+    void_if_empty(W, i)
     return 0
 
 
-@njit(cache=True)
+@jit_inline
+def void_if_empty(W, i):
+    """16.7: a card was due with every card on the layout (none in the shoe or the discard
+    rack), which the round engine refuses, leaving the round only to be voided (16.5): every
+    wager is returned, even one already settled (a net of 0), and the round is over. The
+    step went on with stand-in cards (:func:`pontoon.env.kernel.draw`) that nothing keeps.
+    (The deal never finds the shoe empty: the layout is then clear.)"""
+    if W[i, L.VOID]:
+        W[i, L.NET] = 0
+        W[i, L.PH] = L.OVER
+
+
+@jit
 def _split(W, i, PP, b, s):
     """13: the pair's second card makes a new hand, played next; the first hand takes its
     second card now (13.5)."""
@@ -249,7 +264,7 @@ def _split(W, i, PP, b, s):
     W[i, o + L.FSP] = 1
     W[i, o + L.SAC] = aces
     put(W, i, PP, s, draw(W, i, PP, True))
-    card_reached(W, i, PP, b, s, split_ok(W, i, PP, b, s))
+    reached(W, i, PP, b, s)
 
 
 __all__ = ["act", "action_bits", "advance", "deal", "hand_bits"]

@@ -23,10 +23,11 @@ from pontoon.env.spec import BET_WORD, rules_of
 from pontoon.hand import is_pair, is_soft, total
 from pontoon.round import Move, Round
 from pontoon.rules import RuleSet
-from pontoon.shoe import Shoe, seeded
+from pontoon.shoe import ScriptedCards, Shoe, seeded
 from pontoon.vocab import Action, Follow, TurnKind
 
-# the agents' actions: the moves of the game, a player behind's choices, the wager
+# the agents' actions: the moves of the game, a player behind's choices, the wager (one
+# ``bet`` for each amount a table with bet sizing offers: ``PontoonTable.actions``)
 ACTIONS: Final = (
     "hit",
     "stand",
@@ -56,8 +57,10 @@ def action_id(move: Move) -> int:
 class PontoonTable(AECEnv):  # type: ignore[misc]
     """``boxes`` seated players (agents ``seated_1`` ...) and ``behind[b]`` players behind
     box ``b + 1`` (agents ``behind_1`` ..., numbered in box order), each wagering ``wager``
-    cents a round. An episode is one round; the shoe goes on from round to round until a
-    reset with a seed. The reward is each agent's net over ``wager``."""
+    cents a round, or with ``bets`` (cents) choosing each round one of those wagers (8.2: a
+    ``bet`` action each, checked at construction as the round checks a wager, 15.1-15.6).
+    An episode is one round; the shoe goes on from round to round until a reset with a seed.
+    The reward is each agent's net over ``wager`` (default the first bet)."""
 
     metadata = {  # noqa: RUF012
         "name": "pontoon_table_v0",
@@ -73,11 +76,17 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
         boxes: int = 2,
         behind: Sequence[int] = (1, 0),
         wager: int | None = None,
+        bets: Sequence[int] | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
         self.rules = rules_of(rules, set)
-        self.wager = wager if wager is not None else max(self.rules.table_min, 100)
+        default = bets[0] if bets else max(self.rules.table_min, 100)
+        self.wager = wager if wager is not None else default
+        self.bets = tuple(int(b) for b in bets) if bets else (self.wager,)
+        for amount in self.bets:  # 15.1-15.6: refused here as the round would refuse it
+            Round(self.rules, ScriptedCards([])).place_wager(1, "player", amount)
+        self.actions = (*ACTIONS, *(BET_WORD,) * (len(self.bets) - 1))
         self.render_mode = render_mode
         behind = tuple(behind) + (0,) * (boxes - len(behind))
         self.box_of: dict[str, int] = {f"seated_{b}": b for b in range(1, boxes + 1)}
@@ -85,7 +94,7 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
             for _ in range(behind[b - 1]):
                 self.box_of[f"behind_{len(self.box_of) - boxes + 1}"] = b
         self.possible_agents = list(self.box_of)
-        n = len(ACTIONS)
+        n = len(self.actions)
         ncards = 52 * self.rules.decks
         obs = spaces.Box(0, ncards, (NOBS,), np.int64)
         space = spaces.Dict({"observation": obs, "action_mask": spaces.MultiBinary(n)})
@@ -121,7 +130,7 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
         if rnd is None or rnd.over or agent not in self.agents or self.terminations[agent]:
             return []
         if self.waiting:
-            return [BET] if agent == self.waiting[0] else []
+            return list(range(BET, len(self.actions))) if agent == self.waiting[0] else []
         return sorted({action_id(m) for m in rnd.legal_moves(agent) if m.action in _MOVES})
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -130,7 +139,7 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
         left, round over, then the cards of each value on the layout]."""
         rnd = self.round
         v = np.zeros(NOBS, np.int64)
-        mask = np.zeros(len(ACTIONS), np.int8)
+        mask = np.zeros(len(self.actions), np.int8)
         if rnd is None:
             return {"observation": v, "action_mask": mask}
         box_n = self.box_of[agent]
@@ -172,7 +181,7 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
             return
         self.infos[agent] = {}
         if self.waiting:
-            rnd.place_wager(self.box_of[agent], agent, self.wager)
+            rnd.place_wager(self.box_of[agent], agent, self.bets[a - BET])
             self.waiting.pop(0)
             if not self.waiting:
                 rnd.deal()
@@ -189,9 +198,9 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
         self._accumulate_rewards()
 
     def _why(self, agent: str, a: int) -> str:
-        if not 0 <= a < len(ACTIONS):
+        if not 0 <= a < len(self.actions):
             return f"no action {a}"
-        return f"{ACTIONS[a]} is not legal now for {agent} (legal: {self.legal(agent)})"
+        return f"{self.actions[a]} is not legal now for {agent} (legal: {self.legal(agent)})"
 
     def _refresh(self) -> None:
         """Select the agent the round waits for (or, after the round, each in turn)."""

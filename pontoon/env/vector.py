@@ -63,12 +63,15 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
         self.copy = copy
         pp = self._pp = self.table.params
         self._w = np.zeros((n, int(pp[L.E_L])), np.int64)
+        self._ob: Arr
+        self._co: Arr
+        self._mk: Arr
         self._ob, self._fob = (np.zeros((L.NOBS, n), np.int64) for _ in range(2))
         self._co, self._fco = (np.zeros((n, L.NVAL), np.int64) for _ in range(2))
         self._mk, self._fmk = (np.zeros((n, na), np.int8) for _ in range(2))
-        self._rw = np.zeros(n)
-        self._term = np.zeros(n, np.bool_)
-        self._ref = np.zeros(n, np.bool_)
+        self._rw: Arr = np.zeros(n)
+        self._term: Arr = np.zeros(n, np.bool_)
+        self._ref: Arr = np.zeros(n, np.bool_)
         self._trunc = np.zeros(n, np.bool_)
 
     def reset(
@@ -90,6 +93,11 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
 
     def step(self, actions: Arr) -> tuple[ObsType, Arr, Arr, Arr, dict[str, Any]]:
         acts = np.asarray(actions, np.int64)
+        if self.copy:  # new arrays, each entry of which the step writes: none is copied
+            self._ob, self._co, self._mk, self._rw, self._term, self._ref = (
+                np.empty_like(x)
+                for x in (self._ob, self._co, self._mk, self._rw, self._term, self._ref)
+            )
         run.step_many(
             self._w,
             self._pp,
@@ -104,20 +112,21 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
             self._fco,
             self._fmk,
         )
-        obs = self._obs(self._ob, self._co, self._mk)
-        c = self.copy
-        info: dict[str, Any] = {"action_mask": obs["action_mask"]}
-        info["refused"] = self._ref.copy() if c else self._ref
-        term = self._term.copy() if c else self._term
-        if term.any():
+        obs = self._batch(self._ob, self._co, self._mk)
+        info: dict[str, Any] = {"action_mask": obs["action_mask"], "refused": self._ref}
+        if self._term.any():
             info["final_obs"] = self._obs(self._fob, self._fco, self._fmk)
-            info["_final_obs"] = term
-        rw = self._rw.copy() if c else self._rw
-        return obs, rw, term, self._trunc, info
+            info["_final_obs"] = self._term
+        return obs, self._rw, self._term, self._trunc, info
 
     def _obs(self, ob: Arr, co: Arr, mk: Arr) -> ObsType:
+        """The observation in these arrays, copied unless ``copy=False``."""
         if self.copy:
             ob, co, mk = ob.copy(), co.copy(), mk.copy()
+        return self._batch(ob, co, mk)
+
+    @staticmethod
+    def _batch(ob: Arr, co: Arr, mk: Arr) -> ObsType:
         out: ObsType = dict(zip(L.OBS_KEYS, ob, strict=True))
         out["counts"] = co
         out["action_mask"] = mk
