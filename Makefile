@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/pontoon serve
+	$(BIN)/pontoon serve --accounts --welcome 100000
 
 test: $(STAMP) lint types pytest
 

@@ -526,3 +526,22 @@ def _hostile_ben(db: Path, client: TestClient) -> None:
     b.close()
     with Store(_url(db)) as store:
         assert verify(store).ok
+
+
+def test_a_welcome_gives_each_new_player_play_money_once(db: Path) -> None:
+    """``pontoon serve --accounts --welcome CENTS`` (make run): a house deposit on registering."""
+    rules = load_rules("nz-pontoon")
+    app = create_app(
+        _url(db),
+        [TableConfig("kauri", rules)],
+        accounts=True,
+        password_strength="minimum",
+        welcome=100_000,
+    )
+    with serving(app) as client:
+        ana = register(client, "ana")
+        assert client.get("/api/me", headers=ana).json()["balance"] == 100_000
+    with Store(_url(db)) as store:
+        entries = Accounts(store).entries("ana")
+        assert [(e["kind"], e["reference"]) for e in entries] == [("deposit", "welcome:ana")]
+        assert verify(store).ok

@@ -188,11 +188,15 @@ def _me(d: Door, account: Account, token: str) -> dict[str, Any]:
     }
 
 
-def add_routes(app: FastAPI, door: Callable[[], Door], operator: bool = False) -> None:
+def add_routes(
+    app: FastAPI, door: Callable[[], Door], operator: bool = False, welcome: int = 0
+) -> None:
     """``POST /api/accounts`` (register) · ``POST /api/login`` · ``POST /api/logout`` ·
     ``GET /api/me`` · ``POST /api/cashier`` (a cashier's deposit or withdrawal) · limits.
     ``operator``: the players are an operator's (launched, their money the operator's): no
-    one registers, no cashier moves money here."""
+    one registers, no cashier moves money here. ``welcome``: what a new player's wallet is
+    given by the house (a deposit with the reference ``welcome:NAME``; play money, for a
+    demonstration)."""
 
     def built_in() -> None:
         if operator:
@@ -208,6 +212,11 @@ def add_routes(app: FastAPI, door: Callable[[], Door], operator: bool = False) -
             raise HTTPException(409, str(exc)) from None
         except InputError as exc:
             raise HTTPException(422, str(exc)) from None
+        if welcome > 0:
+            ref = f"welcome:{account.name}"
+            await asyncio.to_thread(
+                d.accounts.cashier, account.name, Movement.DEPOSIT, welcome, ref, None
+            )
         return {"name": account.name, "role": str(account.role)}
 
     @app.post("/api/login")

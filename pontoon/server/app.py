@@ -487,6 +487,7 @@ def create_app(
     password_strength: str = "default",
     login_hours: float = 24.0,
     operator: OperatorConfig | None = None,
+    welcome: int = 0,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
@@ -555,7 +556,7 @@ def create_app(
         return d
 
     if accounts:
-        account_routes(app, door, operator is not None)
+        account_routes(app, door, operator is not None, welcome)
     if operator is not None:
 
         def remote() -> OperatorWallet:

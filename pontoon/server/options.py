@@ -59,6 +59,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="the issuer the operator's launch tokens name (default operator)",
     )
     p.add_argument(
+        "--welcome",
+        type=int,
+        default=0,
+        metavar="CENTS",
+        help="with --accounts: what a newly registered player's wallet is given by the house "
+        "(play money, for a demonstration; default 0)",
+    )
+    p.add_argument(
         "--login-hours",
         type=float,
         default=24.0,

@@ -149,6 +149,13 @@ def operator_config(args: argparse.Namespace) -> Any:
     return OperatorConfig(url, secret, getattr(args, "operator_issuer", "operator"))
 
 
+def _welcome(args: argparse.Namespace) -> int:
+    cents = int(getattr(args, "welcome", 0))
+    if not 0 <= cents <= 10**12:
+        raise InputError(f"serve: --welcome must be 0 to 10**12 cents, not {cents}")
+    return cents
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -189,6 +196,7 @@ def serve(args: argparse.Namespace) -> int:
         password_strength=getattr(args, "password_strength", "default"),
         login_hours=login_hours,
         operator=operator,
+        welcome=_welcome(args),
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
