@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
@@ -46,14 +48,51 @@ SPLIT_VARIANCE = 1e-4
 SPLIT_PROBABILITY = 2e-5
 
 
+@dataclasses.dataclass(frozen=True)
+class Analysed:
+    """What the tests read of an analysis: its EV, its EV and chance by the dealer's first
+    card, and its round's distribution."""
+
+    ev: float
+    up_prob: Sequence[float]
+    ev_by_up: Sequence[float]
+    d: RoundDistribution
+
+
+def analysed(
+    rules: RuleSet,
+    strategy: str = "composition",
+    post_split: str = "cdz",
+    wager: int = 500,
+    infinite: bool = False,
+) -> Analysed:
+    """``analyze`` and ``round_distribution`` of one game, worked out once in a test process
+    for the tests that ask about the same game (the exact analysis is deterministic): the
+    classic split-once game with late surrender is both Farmer's row and the peek game's
+    test, six-deck nz-pontoon's composition optimum three tests' game. Keyed by the rule set
+    and every argument, and by whether two-hand splits are enumerated exactly (a test turns
+    that off)."""
+    return _analysed(rules, strategy, post_split, wager, infinite, pairs.EXACT_TWO_HANDS)
+
+
+@functools.cache
+def _analysed(
+    rules: RuleSet, strategy: str, post_split: str, wager: int, infinite: bool, exact: bool
+) -> Analysed:
+    assert exact == pairs.EXACT_TWO_HANDS
+    rep = analyze(rules, strategy, post_split=post_split, wager=wager, infinite=infinite)
+    out = rep.outcome
+    return Analysed(rep.ev, out.up_prob.tolist(), out.ev_by_up.tolist(), round_distribution(rep))
+
+
 def dist_of(
     preset: str, strategy: str = "composition", **kw: object
 ) -> tuple[float, RoundDistribution]:
     post = str(kw.pop("post_split", "cdz"))
     wager = int(kw.pop("wager", 500))  # type: ignore[call-overload]
     infinite = bool(kw.pop("infinite", False))
-    rep = analyze(load_rules(preset, kw), strategy, post_split=post, wager=wager, infinite=infinite)
-    return rep.ev, round_distribution(rep)
+    a = analysed(load_rules(preset, kw), strategy, post, wager, infinite)
+    return a.ev, a.d
 
 
 def assert_exact_mean(ev: float, d: RoundDistribution) -> None:
@@ -76,12 +115,12 @@ def assert_exact_mean(ev: float, d: RoundDistribution) -> None:
     ],
 )
 def test_the_mean_is_analyze_expected_value(preset: str, strategy: str, post_split: str) -> None:
-    rep = analyze(load_rules(preset), strategy, post_split=post_split)
-    d = round_distribution(rep)
-    assert_exact_mean(rep.ev, d)
+    a = analysed(load_rules(preset), strategy, post_split)
+    d = a.d
+    assert_exact_mean(a.ev, d)
     for u in range(10):  # and against each first card
-        mean = d.by_up(u).mean() / d.wager / rep.outcome.up_prob[u]
-        assert mean == pytest.approx(rep.outcome.ev_by_up[u], abs=1e-12)
+        mean = d.by_up(u).mean() / d.wager / a.up_prob[u]
+        assert mean == pytest.approx(a.ev_by_up[u], abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -103,17 +142,9 @@ def test_the_mean_is_the_expected_value_under_each_knob(knobs: dict[str, object]
     assert_exact_mean(ev, d)
 
 
-def test_peek_game_with_late_surrender_and_the_insured_round() -> None:
-    ev, d = dist_of("classic-blackjack", surrender="late", split_max_hands=2)
-    assert_exact_mean(ev, d)
-    nets = dict(zip(d.dist.keys.tolist(), d.dist.probs.tolist(), strict=True))
-    assert nets[-250] > 0.04  # a surrender gives up half the wager (9.3)
-
-
 def test_a_natural_and_the_super_bonus_are_exact_frequencies() -> None:
     rules = load_rules("nz-pontoon")
-    rep = analyze(rules, "composition")
-    d = round_distribution(rep)
+    d = analysed(rules, "composition").d
     n = rules.decks * 48  # Spanish decks: no tens
     aces, tens = 4 * rules.decks, 12 * rules.decks
     pontoon = sum(c for why, _, _, c in d.endings() if why == Ending.PONTOON)
@@ -121,6 +152,23 @@ def test_a_natural_and_the_super_bonus_are_exact_frequencies() -> None:
     assert pontoon == pytest.approx(2 * aces * tens / (n * (n - 1)), rel=1e-12)
     sb = [(cents, c) for why, cents, _, c in d.endings() if why == Ending.SUPER_BONUS]
     assert [cents for cents, _ in sb] == [100_000]  # 11.2: $1,000 on a wager under $25
+
+
+@pytest.mark.slow  # beside the test above: the same game, its analysis and dealer's tables
+def test_13_7_two_hand_splits_are_exact_in_the_expected_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """13.7 (no hole card, the original wager only): a dealer pontoon takes one wager from all
+    the split hands standing. Enumerating both hands of an ace split counts P(no hand stood)
+    where the product of the hands' chances approximated it: the EV moves by the size
+    `bench/analysis.py --measure-13-7` measured for A-A (0.0000086 pp), and the distribution's
+    mean moves with it."""
+    rules = load_rules("nz-pontoon")
+    exact = analysed(rules, "composition")
+    monkeypatch.setattr(pairs, "EXACT_TWO_HANDS", False)
+    product = analyze(rules, "composition")
+    assert -9.0e-8 < exact.ev - product.ev < -8.0e-8
+    assert round_distribution(product).ev == pytest.approx(product.ev, abs=1e-12)
 
 
 # ---------------------------------------------------------------- one hand, by the engine
@@ -172,6 +220,16 @@ def test_9_2_9_4_13_7_one_hand_distribution_agrees_with_the_round_engine(
 
 
 # ---------------------------------------------------------------- Farmer's exact distributions
+
+
+# Each game's tests together: the dealer's tables of one shoe are kept for two shoes at a time
+# (pontoon.analysis.game), and this game is also Farmer's late-surrender row below (one
+# analysis for both: ``analysed``).
+def test_peek_game_with_late_surrender_and_the_insured_round() -> None:
+    ev, d = dist_of("classic-blackjack", surrender="late", split_max_hands=2)
+    assert_exact_mean(ev, d)
+    nets = dict(zip(d.dist.keys.tolist(), d.dist.probs.tolist(), strict=True))
+    assert nets[-250] > 0.04  # a surrender gives up half the wager (9.3)
 
 
 def farmer_rows() -> dict[tuple[bool, bool, str], dict[str, float]]:
@@ -245,8 +303,12 @@ def simulated(
 ) -> tuple[float, float]:
     """(variance of a round's net over ``boxes`` boxes, its standard error) from ``rounds``
     rounds of ``chart``, each from a fresh shoe; the standard error of a sample variance is
-    sqrt((mu4 - var^2) / n), mu4 from the exact distribution of ``boxes`` boxes."""
-    job = Job.build(rules, chart, boxes=boxes, wager=500, others=False)
+    sqrt((mu4 - var^2) / n), mu4 from the exact distribution of ``boxes`` boxes. A game
+    without the Super Bonus pays the other boxes nothing (11.2), so ``others`` changes no
+    round: the job counts them, as ``pontoon simulate`` does, and so plays the compiled kernel
+    tests/test_sim_cli.py's classic game compiles (one specialisation fewer to compile)."""
+    assert not rules.super_bonus
+    job = Job.build(rules, chart, boxes=boxes, wager=500, others=True)
     acc = simulate(job, rounds, seed, workers=1, progress=False).result.acc
     n = acc[K.A_PLAYED]
     s = acc[K.A_NET] / 500
@@ -308,23 +370,6 @@ def test_classic_six_deck_variance_matches_the_published_figures(row: dict[str, 
     assert rep.ev == pytest.approx(float(row["ev"]), abs=0.0005)  # off the top vs a cut card
 
 
-@pytest.mark.slow
-def test_13_7_two_hand_splits_are_exact_in_the_expected_value(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """13.7 (no hole card, the original wager only): a dealer pontoon takes one wager from all
-    the split hands standing. Enumerating both hands of an ace split counts P(no hand stood)
-    where the product of the hands' chances approximated it: the EV moves by the size
-    `bench/analysis.py --measure-13-7` measured for A-A (0.0000086 pp), and the distribution's
-    mean moves with it."""
-    rules = load_rules("nz-pontoon")
-    exact = analyze(rules, "composition")
-    monkeypatch.setattr(pairs, "EXACT_TWO_HANDS", False)
-    product = analyze(rules, "composition")
-    assert -9.0e-8 < exact.ev - product.ev < -8.0e-8
-    assert round_distribution(product).ev == pytest.approx(product.ev, abs=1e-12)
-
-
 def test_split_boxes_summed_on_a_lattice_or_keyed_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """A split box's hands are summed densely on a lattice of whole units of cents, or keyed
     where the unit is too fine (an odd wager): both give the same masses."""
@@ -356,7 +401,7 @@ def test_split_hands_played_forwards_as_each_pair_is_valued(preset: str) -> None
     """`pontoon par` plays each pair's split hands forwards while its dealer tables are there
     (then lets them go); the distribution is the one played after the analysis."""
     rules = load_rules(preset, {"decks": 1})
-    later = round_distribution(analyze(rules, "composition")).dist
+    later = analysed(rules, "composition").d.dist
     rep = analyze(rules, "composition", one_shot=True, forward=True)
     assert any(sv.played for sv in rep.outcome.splits.values())
     now = round_distribution(rep).dist

@@ -7,7 +7,9 @@ import csv
 import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -144,9 +146,36 @@ def test_correlation_of_a_count_with_itself() -> None:
     assert correlation(w, x, -2 * x) == pytest.approx(-1.0)
 
 
+def _once(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
+    """``module.name`` keeps each call's answer for a call with the same arguments: the
+    effects of removal and the strategy indices are exact analyses, deterministic, so two
+    commands that ask the same question share one analysis (the commands import the
+    function when they run, so they call this one)."""
+    real: Callable[..., Any] = getattr(module, name)
+    done: dict[object, Any] = {}
+
+    def frozen(v: object) -> object:
+        return tuple(sorted(v.items())) if isinstance(v, dict) else v
+
+    def once(*args: Any, **kw: Any) -> Any:
+        key = (tuple(map(frozen, args)), tuple(sorted((k, frozen(v)) for k, v in kw.items())))
+        if key not in done:
+            done[key] = real(*args, **kw)
+        return done[key]
+
+    monkeypatch.setattr(module, name, once)
+
+
 def test_count_commands_json_and_refusals(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import pontoon.count.eor
+    import pontoon.count.indices
+
+    # `count eor` and `count judge` of one game analyse the same shoes; the CSV and the PNG
+    # of `count indices` are one set of indices
+    _once(monkeypatch, pontoon.count.eor, "effects_of_removal")
+    _once(monkeypatch, pontoon.count.indices, "strategy_indices")
     args = ["--rules", "classic-blackjack", *NOSPLIT, "--json"]
     assert main(["count", "eor", *args, "--workers", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -156,6 +185,7 @@ def test_count_commands_json_and_refusals(
     (tmp_path / "flat.toml").write_text("tags = { A = 0 }\n")
     png = tmp_path / "curve.png"
     judged = ["count", "judge", *args, "--count", str(count), "--rounds", "200000"]
+    judged += ["--workers", "1"]  # as `count eor` above: the same analysis
     assert main([*judged, "--plot", str(png)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert png.stat().st_size > 10_000 and doc["ev_per_true_count"] > 0
