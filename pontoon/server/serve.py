@@ -81,6 +81,23 @@ def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
 MIN_TOKEN = 16
 
 
+def secret_file(path: str, option: str) -> str:
+    """The first line of the file ``option`` names; :class:`InputError` when it cannot be
+    read or others than its owner may read it."""
+    try:
+        mode = os.stat(path).st_mode
+        with open(path, encoding="utf-8") as f:
+            text = f.readline().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"serve: {option}: cannot read {path}: {exc}") from None
+    if mode & 0o077:
+        bits = f"{mode & 0o777:o}"
+        raise InputError(
+            f"serve: {option}: {path} is readable by others (mode {bits}): chmod 600 it"
+        )
+    return text
+
+
 def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:
     """The supervisor's token and whether it was given: ``--supervisor-token``, else the first
     line of ``--supervisor-token-file`` (readable by its owner only), else
@@ -94,16 +111,7 @@ def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:
         token, source = flag, "--supervisor-token"
     elif path is not None:
         source = "--supervisor-token-file"
-        try:
-            mode = os.stat(path).st_mode
-            with open(path, encoding="utf-8") as f:
-                token = f.readline().rstrip("\r\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"serve: {source}: cannot read {path}: {exc}") from None
-        if mode & 0o077:
-            bits = f"{mode & 0o777:o}"
-            msg = f"serve: {source}: {path} is readable by others (mode {bits}): chmod 600 it"
-            raise InputError(msg)
+        token = secret_file(path, source)
     elif os.environ.get(TOKEN_ENV):
         token, source = os.environ[TOKEN_ENV], f"${TOKEN_ENV}"
     else:
@@ -129,14 +137,7 @@ def operator_config(args: argparse.Namespace) -> Any:
         raise InputError(f"serve: --operator-url must be an http(s) URL, not {url!r}")
     path = getattr(args, "operator_secret_file", None)
     if path is not None:
-        try:
-            mode = os.stat(path).st_mode
-            with open(path, encoding="utf-8") as f:
-                secret = f.readline().rstrip("\r\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"serve: --operator-secret-file: cannot read {path}: {exc}") from None
-        if mode & 0o077:
-            raise InputError(f"serve: --operator-secret-file: {path} is readable by others")
+        secret = secret_file(path, "--operator-secret-file")
     else:
         secret = os.environ.get(OPERATOR_ENV, "")
     if len(secret) < 32:

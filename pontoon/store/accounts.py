@@ -23,12 +23,12 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from pontoon.errors import InputError
 from pontoon.store import chain, play_limits
-from pontoon.store.db import token_digest
+from pontoon.store.db import move_wallet, token_digest
 from pontoon.store.roles import STAFF, Movement, Role
 from pontoon.store.schema import account_sessions, accounts, wallet_entries
 
@@ -196,7 +196,7 @@ class Accounts:
         if not REFERENCE.match(reference):
             raise AccountError("a reference is 1 to 64 printable characters with no space")
         key = f"cashier:{reference}"
-        a, w = accounts.c, wallet_entries.c
+        w = wallet_entries.c
         with self.store.write() as conn:
             done = conn.execute(select(w.account, w.kind, w.amount).where(w.key == key)).first()
             if done is not None:
@@ -206,12 +206,7 @@ class Accounts:
             if kind is Movement.DEPOSIT:
                 play_limits.check_deposit(conn, name, amount)
             sign = 1 if kind is Movement.DEPOSIT else -1
-            stmt = update(accounts).where(a.name == name)
-            if sign < 0:
-                stmt = stmt.where(a.balance >= amount)
-            after = conn.execute(
-                stmt.values(balance=a.balance + sign * amount).returning(a.balance)
-            ).scalar()
+            after = move_wallet(conn, name, sign * amount)
             if after is None:
                 if self._exists(conn, name):
                     have = self._balance(conn, name)

@@ -572,9 +572,10 @@ class Store:
         """The built-in wallets' movements a group's events make, in their order: a debit
         only from a balance that holds it (else :class:`WalletError`: the caller rolls back),
         each keyed by its event (``table:T:SEQ``: the same event cannot move money twice)."""
+        if not moves:
+            return
         from pontoon.store.play_limits import LimitError, check_wager
 
-        a = accounts.c
         for table, i, player, kind, amount, seq in moves:
             sign = -1 if kind == "debit" else 1
             if sign < 0:
@@ -582,12 +583,7 @@ class Store:
                     check_wager(conn, player, amount)  # the limits the player set
                 except LimitError as exc:
                     raise WalletError(str(exc)) from None
-            stmt = update(accounts).where(a.name == player)
-            if sign < 0:
-                stmt = stmt.where(a.balance >= amount)
-            after = conn.execute(
-                stmt.values(balance=a.balance + sign * amount).returning(a.balance)
-            ).scalar()
+            after = move_wallet(conn, player, sign * amount)
             if after is None:
                 raise WalletError(
                     f"{player}'s wallet holds too little for a wager of {amount}"
@@ -823,6 +819,17 @@ def _upsert_shoe(dialect: str) -> Any:
         index_elements=[shoe_states.c.table_id],
         set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
     )
+
+
+def move_wallet(conn: Connection, name: str, amount: int) -> int | None:
+    """Add ``amount`` (negative: take it) to ``name``'s built-in wallet; its balance after, or
+    None when there is no such account or it holds too little (nothing changed)."""
+    a = accounts.c
+    stmt = update(accounts).where(a.name == name)
+    if amount < 0:
+        stmt = stmt.where(a.balance >= -amount)
+    after = conn.execute(stmt.values(balance=a.balance + amount).returning(a.balance)).scalar()
+    return None if after is None else int(after)
 
 
 def _remote_call(
