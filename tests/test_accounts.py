@@ -545,3 +545,27 @@ def test_a_welcome_gives_each_new_player_play_money_once(db: Path) -> None:
         entries = Accounts(store).entries("ana")
         assert [(e["kind"], e["reference"]) for e in entries] == [("deposit", "welcome:ana")]
         assert verify(store).ok
+
+
+def test_a_double_the_wallet_cannot_pay_is_refused_and_its_card_goes_back(
+    db: Path, client: TestClient
+) -> None:
+    """12: ana doubles 17 with 500 left in her wallet for a 1000 wager: refused (funds), the
+    card drawn for the double back on the shoe: the dealer draws it, as if nothing happened."""
+    ana = register(client, "ana")
+    deposit(client, "ana", 1500, "R-1")
+    client.post("/api/tables/kauri/join", headers=ana)
+    sock = Socket(client, ana)
+    assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"
+    assert sock.send(type="deal")["type"] == "ok"
+    r = sock.send(type="act", action="double", box=1)
+    assert r["code"] == "funds" and "too little" in r["error"]
+    sock.send(type="state")
+    assert sock.state["boxes"][0]["hands"][0]["cards"] == ["QS", "7H"]
+    assert sock.send(type="act", action="stand", box=1)["type"] == "ok"
+    sock.send(type="state")
+    assert sock.state["dealer"]["cards"] == ["9C", "6D", "KD"]  # 6D, not lost with the double
+    sock.close()
+    with Store(_url(db)) as store:
+        assert verify(store).ok
+    assert client.get("/api/me", headers=login(client, "ana")).json()["balance"] == 2500
