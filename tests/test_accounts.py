@@ -550,16 +550,20 @@ def test_a_welcome_gives_each_new_player_play_money_once(db: Path) -> None:
 def test_a_double_the_wallet_cannot_pay_is_refused_and_its_card_goes_back(
     db: Path, client: TestClient
 ) -> None:
-    """12: ana doubles 17 with 500 left in her wallet for a 1000 wager: refused (funds), the
-    card drawn for the double back on the shoe: the dealer draws it, as if nothing happened."""
+    """12: ana doubles 17, and her wallet was emptied meanwhile behind the server's back (the
+    store is the truth, the server's copy of the balance is stale): the debit fails in the
+    store, the double is refused (funds) and taken back, its card back on the shoe: the
+    dealer draws it, as if nothing had happened."""
     ana = register(client, "ana")
-    deposit(client, "ana", 1500, "R-1")
+    deposit(client, "ana", 2500, "R-1")
     client.post("/api/tables/kauri/join", headers=ana)
     sock = Socket(client, ana)
     assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"
     assert sock.send(type="deal")["type"] == "ok"
+    with Store(_url(db)) as store:  # another process pays 1000 out of the wallet
+        Accounts(store).cashier("ana", Movement.WITHDRAWAL, 1000, "R-2", "tama")
     r = sock.send(type="act", action="double", box=1)
-    assert r["code"] == "funds" and "too little" in r["error"]
+    assert r["code"] == "funds" and "not recorded" in r["error"], r
     sock.send(type="state")
     assert sock.state["boxes"][0]["hands"][0]["cards"] == ["QS", "7H"]
     assert sock.send(type="act", action="stand", box=1)["type"] == "ok"
