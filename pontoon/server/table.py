@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
@@ -33,9 +33,6 @@ from pontoon.vocab import INSURANCE_ACTIONS, Phase, Role, TurnKind, action_of
 from pontoon.vocab import Procedure as Kind
 
 from .limits import Bucket
-
-if TYPE_CHECKING:
-    from .operator import OperatorWallet
 from .protocol import Act, Bet, Procedure
 
 HIDDEN = ("hole", "burn")
@@ -101,6 +98,16 @@ class Client(Protocol):
         """Queue ``message`` if any, then the closing of the socket with ``code``."""
 
 
+class RemoteWallet(Protocol):
+    """An operator's wallet as a table uses it (:class:`pontoon.server.operator.OperatorWallet`)."""
+
+    async def debit(self, table: str, debits: list[tuple[int, str, int]]) -> dict[int, str]:
+        """Debit each ``(seq, player, amount)`` before the write; their keys by seq."""
+
+    def settled(self, keys: dict[int, str]) -> None:
+        """The write of these debits is over (recorded or not)."""
+
+
 class Refused(Exception):
     """A message refused: nothing changed. ``rule`` names the rule when one applies."""
 
@@ -144,7 +151,7 @@ class Table:
         store: Store,
         writer: GroupWriter,
         wallets: dict[str, int] | None = None,
-        remote: OperatorWallet | None = None,
+        remote: RemoteWallet | None = None,
     ) -> None:
         self.config = config
         self.writer = writer  # the store's one writer: group commits shared by all tables
