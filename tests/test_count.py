@@ -70,27 +70,25 @@ def test_ten_pairs_of_one_rank_against_a_ten() -> None:
     assert q[4] == pytest.approx(23 / 71, abs=1e-15)
 
 
-@pytest.fixture(scope="module")
-def nz_effects() -> Effects:
-    return effects_of_removal(load_rules("nz-pontoon"), "basic", workers=2)
+def test_effects_of_removal_sum_to_zero_and_give_the_simulated_ev_near_zero() -> None:
+    """One nz-pontoon analysis (the costliest fixture of the suite: one test, so that it is
+    never made twice on two workers), two checks.
 
-
-def test_fixed_strategy_effects_of_removal_sum_to_zero(nz_effects: Effects) -> None:
-    """A card removed unseen changes nothing for a fixed strategy: the effects, weighed by the
+    A card removed unseen changes nothing for a fixed strategy: the effects, weighed by the
     shoe's cards, sum to 0: exactly (up to rounding) where the analysis is exact, and for
     nz-pontoon to 1e-8 of a wager, the size of its approximations (13.7 with three or four
-    split hands, resplit pair cards taken from every suit alike: docs/analysis.md)."""
+    split hands, resplit pair cards taken from every suit alike: docs/analysis.md).
+
+    nz-pontoon, hi-lo (unbalanced on the Spanish deck: the line is shifted by the count's
+    drift): the simulated EV at true counts -1, 0 and +1 (10^7 rounds, the chart fixed)
+    within 3 standard errors of the line from the effects of removal."""
+    from pontoon.count.commands import _counting, _simulate
+
+    nz_effects = effects_of_removal(load_rules("nz-pontoon"), "basic", workers=2)
     classic = classic_effects()
     for e, tol in ((classic, 1e-12), (nz_effects, 1e-7)):
         assert abs(e.sum) < tol
         assert e.eor["5"] > 0 > e.eor["T"]  # small cards out help the player, tens hurt
-
-
-def test_ev_by_true_count_linear_and_simulated_agree_near_zero(nz_effects: Effects) -> None:
-    """nz-pontoon, hi-lo (unbalanced on the Spanish deck: the line is shifted by the count's
-    drift): the simulated EV at true counts -1, 0 and +1 (10^7 rounds, the chart fixed)
-    within 3 standard errors of the line from the effects of removal."""
-    from pontoon.count.commands import _counting, _simulate
 
     tags = {k: float(v) for k, v in HI_LO["tags"].items()}
     args = argparse.Namespace(wager=500, rounds=10_000_000, seed=3, workers=2)
