@@ -47,6 +47,7 @@ from pontoon.store.schema import (
     events,
     ledger,
     operator_calls,
+    play_limits,
     round_players,
     rounds,
     sessions,
@@ -576,33 +577,31 @@ class Store:
             return
         from pontoon.store.play_limits import LimitError, check_wager
 
+        sql = self._sql
+        entries: list[dict[str, Any]] = []
         for table, i, player, kind, amount, seq in moves:
             sign = -1 if kind == "debit" else 1
-            if sign < 0:
+            if sign < 0 and sql.one(conn, sql.has_limits, {"b_account": player}) is not None:
                 try:
                     check_wager(conn, player, amount)  # the limits the player set
                 except LimitError as exc:
                     raise WalletError(str(exc)) from None
-            after = move_wallet(conn, player, sign * amount)
+            least = amount if sign < 0 else 0  # a debit only from a balance that holds it
+            row = {"b_name": player, "b_amount": sign * amount, "b_least": least}
+            after = sql.one(conn, sql.move_wallet, row)
             if after is None:
                 raise WalletError(
                     f"{player}'s wallet holds too little for a wager of {amount}"
                     if sign < 0
                     else f"no wallet {player!r} to credit"
                 )
-            conn.execute(
-                insert(wallet_entries).values(
-                    key=f"table:{table}:{seq}",
-                    account=player,
-                    kind=kind,
-                    amount=amount,
-                    balance=int(after),
-                    at=out[i].at,
-                    table_id=table,
-                    seq=seq,
-                )
+            entries.append(
+                {"key": f"table:{table}:{seq}", "account": player, "kind": kind}
+                | {"amount": amount, "balance": int(after), "at": out[i].at}
+                | {"table_id": table, "seq": seq, "reference": None, "by": None}
             )
             out[i].wallets[player] = int(after)
+        sql.run(conn, sql.insert_wallet_entry, entries)
 
     # ------------------------------------------------------------------ reading
     def table_state(self, table: str) -> TableState | None:
@@ -788,6 +787,26 @@ class _Statements:
                 sessions.c.player == bindparam("b_player"),
             )
         )
+
+        a = accounts.c
+        self.move_wallet = self._compile(
+            update(accounts)
+            .where(a.name == bindparam("b_name"), a.balance >= bindparam("b_least"))
+            .values(balance=a.balance + bindparam("b_amount"))
+            .returning(a.balance)
+        )
+        self.has_limits = self._compile(  # any row: the first is enough
+            select(play_limits.c.id).where(play_limits.c.account == bindparam("b_account"))
+        )
+        self.insert_wallet_entry = self._compile(
+            wallet_entries.insert(), [c.name for c in wallet_entries.c]
+        )
+
+    def one(self, conn: Connection, stmt: tuple[str, list[str] | None], row: dict[str, Any]) -> Any:
+        """Run ``stmt`` with ``row``; the first column of its first row, or None."""
+        text_, order = stmt
+        params: Any = tuple(row[k] for k in order) if order is not None else row
+        return conn.exec_driver_sql(text_, params).scalar()
 
     def _compile(self, stmt: Any, keys: list[str] | None = None) -> tuple[str, list[str] | None]:
         compiled = stmt.compile(dialect=self.dialect, column_keys=keys)
