@@ -1,0 +1,177 @@
+"""Issue 19 items 2 and 3: game recall and the table report against theory, on a store
+filled by chart-playing players at an honest table and at a rigged one (a dealer dealing
+seconds: tests/audit_fill.py), plus a table behind the players' built-in wallets."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pontoon.audit.recall import MARK
+from pontoon.cli import main
+from pontoon.round import Round
+from pontoon.rules import load_rules
+from pontoon.shoe import Shoe
+from pontoon.store.accounts import Accounts, hasher
+from pontoon.store.db import Store
+from pontoon.store.recorder import TableLog
+from pontoon.store.roles import Movement
+from tests.audit_fill import fill, optimal
+
+ROUNDS = 200
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('audit') / 'audit.db'}"
+    fill(url, "honest", ROUNDS, seed=2)
+    fill(url, "rigged", ROUNDS, seed=3, rigged=True)
+    with Store(url) as store:
+        people = Accounts(store, hasher("minimum"))
+        people.create("dee", "dee-password-1")
+        people.cashier("dee", Movement.DEPOSIT, 100_000, "r1", None)
+        log = TableLog(store, "rigged", top_up=True)  # a round left open, then voided (16.5)
+        rules = load_rules("nz-pontoon")
+        rnd = Round(rules, Shoe(rules, np.random.default_rng(5)))
+        rnd.place_wager(1, "ana", 500)
+        log.start(rnd).commit()
+        open_round = log.open_round()
+        assert open_round is not None
+        log.void(open_round, "interrupted; cannot be reconstructed")
+    fill(url, "wallets", 12, seed=4, players=("dee",), wallet=True)
+    return url
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    if code == 0 and "--json" in argv:
+        return code, json.loads(out)
+    return code, out + err
+
+
+@pytest.fixture(scope="module")
+def report_doc(db: str) -> dict[str, Any]:
+    from pontoon.audit.report import table_report
+
+    with Store(db) as store:
+        return table_report(store)
+
+
+def test_the_theoretical_win_is_the_exact_edge_times_the_wagers(
+    report_doc: dict[str, Any],
+) -> None:
+    edge = -optimal().ev
+    (theory,) = report_doc["theory"]
+    assert theory["edge"] == pytest.approx(edge, abs=1e-12)
+    for t in report_doc["tables"]:
+        assert t["theoretical_win"] == round(edge * t["wagered"])
+        assert t["hold"] == t["win"] / t["wagered"]
+        lo, hi = t["band95"]
+        assert lo < t["theoretical_win"] < hi
+
+
+def test_the_rigged_table_is_flagged_and_the_honest_one_is_not(
+    report_doc: dict[str, Any],
+) -> None:
+    tables = {t["table"]: t for t in report_doc["tables"]}
+    honest, rigged = tables["honest"], tables["rigged"]
+    assert honest["rounds"] == rigged["rounds"] == ROUNDS
+    assert honest["wagered"] == ROUNDS * 3 * 500
+    assert not honest["flagged"] and abs(honest["z"]) < 1.96
+    assert rigged["flagged"] and rigged["z"] > 3  # seconds dealt to the dealer: a high hold
+    assert rigged["void_rounds"] == 1  # the voided round moved no money and is counted apart
+    assert sum(p["win"] for p in rigged["players"]) == rigged["win"]
+
+
+def test_periods_and_players_add_up_to_the_table(report_doc: dict[str, Any]) -> None:
+    for t in report_doc["tables"]:
+        for part in ("periods", "players"):
+            rows = t[part]
+            assert sum(r["wagered"] for r in rows) == t["wagered"]
+            assert sum(r["win"] for r in rows) == t["win"]
+        assert sum(r["rounds"] for r in t["periods"]) == t["rounds"]
+
+
+def test_report_command_json_text_and_plot(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    png = tmp_path / "report.png"
+    code, doc = run(capsys, "report", "--db", db, "--table", "rigged", "--json", "--plot", str(png))
+    assert code == 0
+    (t,) = doc["tables"]
+    for key in ("table", "rounds", "wagered", "win", "hold", "theoretical_win", "band95"):
+        assert key in t
+    assert t["flagged"] is True and "series" not in t
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    code, text = run(capsys, "report", "--db", db, "--period", "shift")
+    assert code == 0 and "FLAGGED" in text and "Table honest" in text
+    code, doc = run(capsys, "report", "--db", db, "--from", "2999-01-01", "--json")
+    assert code == 0 and doc["tables"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--table", "nowhere"], "no finished round of table 'nowhere'"),
+        (["--from", "yesterday"], "is not a date"),
+        (["--period", "week"], "invalid choice"),
+    ],
+)
+def test_report_bad_input_is_exit_2(
+    db: str, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = run(capsys, "report", "--db", db, *argv)
+    assert code == 2 and message in text and len(text.strip().splitlines()) == 1
+
+
+def test_recall_the_last_ten_rounds_with_wallet_balances(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc = run(capsys, "recall", "--db", db, "--player", "dee", "--json")
+    assert code == 0 and doc["recall"] is True and doc["mark"] == MARK
+    rounds = doc["rounds"]
+    assert len(rounds) == 10
+    assert [r["round"] for r in rounds] == sorted((r["round"] for r in rounds), reverse=True)
+    for newer, older in itertools.pairwise(rounds):
+        assert older["balance_after"] == newer["balance_before"]  # one wallet, in order
+    for r in rounds:
+        assert r["balance_of"] == "wallet"
+        assert r["balance_after"] - r["balance_before"] == r["net"]
+        kinds = [e["kind"] for e in r["events"]]
+        assert kinds[0] == "rules" and "deal" in kinds and kinds[-1] in ("end", "withdraw")
+        assert all(e["text"] for e in r["events"])
+
+
+def test_recall_in_words_is_marked_and_any_round_for_a_supervisor(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = run(capsys, "recall", "--db", db, "--player", "ana", "--last", "2")
+    assert code == 0 and text.startswith(f"*** {MARK} ***") and "not live play ***" in text
+    assert text.count("Round ") == 2
+    code, doc = run(capsys, "recall", "--db", db, "--round", "1", "--json")
+    assert code == 0
+    (r,) = doc["rounds"]
+    assert set(r["players"]) == {"ana", "ben", "cy"}
+    for p in r["players"].values():
+        assert p["balance_of"] == "table"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--player", "nobody"], "no finished round of player 'nobody'"),
+        (["--player", "ana", "--last", "0"], "--last must be between 1 and 100"),
+        (["--round", "999999"], "no round 999999"),
+    ],
+)
+def test_recall_bad_input_is_exit_2(
+    db: str, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = run(capsys, "recall", "--db", db, *argv)
+    assert code == 2 and message in text and len(text.strip().splitlines()) == 1
