@@ -175,3 +175,42 @@ def test_recall_bad_input_is_exit_2(
 ) -> None:
     code, text = run(capsys, "recall", "--db", db, *argv)
     assert code == 2 and message in text and len(text.strip().splitlines()) == 1
+
+
+def test_recall_and_the_report_over_the_server(db: str) -> None:
+    """A player recalls their own rounds (the others masked); the supervisor's token reads
+    the report, its plot and any round; a player may not, nor may a wrong token."""
+    pytest.importorskip("fastapi")
+    from pontoon.server.app import create_app
+    from pontoon.server.table import TableConfig
+    from tests.test_server_helpers import serving
+
+    table = TableConfig("honest", load_rules("nz-pontoon"))
+    with serving(create_app(db, [table], supervisor_token="sup-token-0123")) as client:
+        token = client.post("/api/tables/honest/join", json={"name": "ana"}).json()["token"]
+        r = client.get(f"/api/recall?table=honest&token={token}")
+        assert r.status_code == 200, r.text
+        doc = r.json()
+        assert doc["recall"] is True and len(doc["rounds"]) == 10
+        names = {e.get("player") for x in doc["rounds"] for e in x["events"]} - {None}
+        assert names == {"ana", "player 2", "player 3"}  # ben and cy are not named to ana
+        assert all("ben" not in e["text"] for x in doc["rounds"] for e in x["events"])
+        assert client.get("/recall").status_code == 200
+        assert client.get("/pit").status_code == 200
+        # the report and any round: the supervisor's
+        assert client.get(f"/api/report?token={token}").status_code == 401  # not a supervisor token
+        assert client.get("/api/report").status_code == 401
+        r = client.get("/api/report?token=sup-token-0123&table=rigged")
+        assert r.status_code == 200 and r.json()["tables"][0]["flagged"] is True
+        r = client.get("/api/report.png?token=sup-token-0123&table=rigged")
+        assert r.status_code == 200 and r.content[:4] == b"\x89PNG"
+        r = client.get("/api/report?token=sup-token-0123&from=soon")
+        assert r.status_code == 400 and "is not a date" in r.json()["detail"]
+        r = client.get("/api/recall/1?token=sup-token-0123")
+        assert r.status_code == 200 and set(r.json()["rounds"][0]["players"]) == {
+            "ana",
+            "ben",
+            "cy",
+        }
+        assert client.get("/api/recall/99999?token=sup-token-0123").status_code == 404
+        assert client.get(f"/api/recall/1?table=honest&token={token}").status_code == 403

@@ -23,9 +23,9 @@ from pontoon.store.show import event_text, replay_document
 MARK = "GAME RECALL: a record of rounds already played, not live play"
 
 
-def recall(store: Store, player: str, last: int = 10) -> dict[str, Any]:
+def recall(store: Store, player: str, last: int = 10, *, empty: bool = False) -> dict[str, Any]:
     """The ``last`` rounds ``player`` played, newest first, each with its steps and the
-    player's balance before and after it."""
+    player's balance before and after it (none: an error, unless ``empty``)."""
     if not 1 <= last <= 100:
         raise InputError(f"--last must be between 1 and 100, not {last}")
     rp = round_players.c
@@ -37,7 +37,7 @@ def recall(store: Store, player: str, last: int = 10) -> dict[str, Any]:
     )
     with store.read() as conn:
         ids = [int(i) for (i,) in conn.execute(q)]
-    if not ids:
+    if not ids and not empty:
         raise InputError(f"no finished round of player {player!r} in the store")
     return {
         "recall": True,

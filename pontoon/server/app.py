@@ -43,6 +43,7 @@ from .accounts import add_routes as account_routes
 from .limits import Bucket, Limits, Throttle
 from .operator import OperatorConfig, OperatorWallet, add_launch
 from .outbox import Outbox
+from .pit import add_routes as pit_routes
 from .privacy import masked, own
 from .protocol import (
     Act,
@@ -582,6 +583,23 @@ def create_app(
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     train_routes(app, STATIC, lambda: hub().store)
+
+    async def person(
+        request: Request, table: str | None, key: str | None
+    ) -> tuple[str, str] | None:
+        """Who asks for recall or a report: the supervisor's token, a table's session, or
+        the logged-in account."""
+        if key and table is None:
+            if secrets.compare_digest(key.encode("utf-8", "surrogatepass"), token.encode()):
+                return "supervisor", str(Role.SUPERVISOR)
+            raise HTTPException(401, "that is not the supervisor's token")
+        if key and table:
+            s = await viewer(table, key, request)
+            return None if s is None else (s.name, s.role)
+        found = await door().who(request) if accounts else None
+        return None if found is None else (found[0].name, str(found[0].role))
+
+    pit_routes(app, STATIC, lambda: hub().store, person)
 
     @app.get("/api/tables")
     async def list_tables() -> list[dict[str, Any]]:

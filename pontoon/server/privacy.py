@@ -71,3 +71,25 @@ def rename(value: Any, names: dict[str, str]) -> Any:
         else:
             out[k] = rename(v, names)
     return out
+
+
+def masked_recall(doc: dict[str, Any], keep: str) -> dict[str, Any]:
+    """A player's recall (:func:`pontoon.audit.recall.recall`) with the other players of each
+    round named ``player N`` as :func:`masked` names them, and each step's words told again
+    with those names."""
+    from pontoon.events import Event
+    from pontoon.store.show import event_text
+
+    rounds = []
+    for r in doc["rounds"]:
+        order: dict[str, None] = {}
+        for e in r["events"]:
+            if isinstance(e.get("player"), str):
+                order.setdefault(e["player"], None)
+        names = {p: p if p == keep else f"player {i}" for i, p in enumerate(order, 1)}
+        events = []
+        for e in rename(r["events"], names):
+            fields = {k: v for k, v in e.items() if k not in ("seq", "at", "text")}
+            events.append(e | {"text": event_text(Event.from_dict(fields))})
+        rounds.append(r | {"events": events, "result": rename(r["result"], names)})
+    return doc | {"rounds": rounds}

@@ -52,6 +52,7 @@ async function whoAmI() {
   $("account").hidden = !me;
   const wallet = me && me.role === "player" ? ` · wallet ${money(me.balance)}` : "";
   $("account-name").textContent = me ? `${me.name} (${me.role})${wallet}` : "";
+  $("pit-link").hidden = !(me && ["supervisor", "pitboss"].includes(me.role));
 }
 async function post(path, body) {
   const headers = body ? { "Content-Type": "application/json" } : {};
@@ -112,6 +113,8 @@ $("join").addEventListener("submit", async (ev) => {
 function connect(t, tok) {
   clearTimeout(watching);
   table = t; token = tok;
+  $("recall-link").hidden = false;  // game recall: the token stays in this tab's storage
+  $("recall-link").href = tok === COOKIE ? "/recall" : `/recall?table=${encodeURIComponent(t)}`;
   if (ws) ws.close();
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const query = tok === COOKIE ? "" : `?token=${encodeURIComponent(tok)}`;

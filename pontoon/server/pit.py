@@ -1,0 +1,113 @@
+"""Game recall and the pit boss's report on the table server.
+
+``/recall`` shows a player's last ten rounds (``GET /api/recall``: the logged-in account's,
+or in demo mode the player of ``table`` and ``token``), and a supervisor's or pit boss's any
+round (``GET /api/recall/{id}``). ``/pit`` is the report (``GET /api/report`` and its plot
+``GET /api/report.png``, with ``table``, ``from``, ``to``, ``period``) for a supervisor or pit
+boss: in accounts mode by their login, in demo mode by the supervisor's token. Everything
+is read on a worker thread; the report's theory is analysed once per rule set and process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, Response
+
+from pontoon.errors import PontoonError
+from pontoon.store.db import Store
+from pontoon.store.roles import Role
+
+from .privacy import masked_recall
+
+Who = Callable[[Request, str | None, str | None], Awaitable[tuple[str, str] | None]]
+"""(request, table, token) -> (name, role) of who asks, or None."""
+
+OVERSIGHT = frozenset({str(Role.SUPERVISOR), str(Role.PITBOSS)})
+
+
+def add_routes(app: FastAPI, static: Any, store: Callable[[], Store], who: Who) -> None:
+    async def need(request: Request, table: str | None, token: str | None) -> tuple[str, str]:
+        found = await who(request, table, token)
+        if found is None:
+            raise HTTPException(401, "log in (or give your table and token) first")
+        return found
+
+    async def oversight(request: Request, table: str | None, token: str | None) -> None:
+        _, role = await need(request, table, token)
+        if role not in OVERSIGHT:
+            raise HTTPException(
+                403, "the reports and any round's recall are for a supervisor or a pit boss"
+            )
+
+    async def read(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        try:
+            return await asyncio.to_thread(fn, *args, **kw)
+        except PontoonError as exc:
+            raise HTTPException(400, str(exc)) from None
+
+    @app.get("/recall")
+    async def recall_page() -> FileResponse:
+        return FileResponse(static / "recall.html")
+
+    @app.get("/pit")
+    async def pit_page() -> FileResponse:
+        return FileResponse(static / "pit.html")
+
+    @app.get("/api/recall")
+    async def my_recall(
+        request: Request, table: str | None = None, token: str | None = None, last: int = 10
+    ) -> dict[str, Any]:
+        from pontoon.audit.recall import recall
+
+        name, role = await need(request, table, token)
+        if role != str(Role.PLAYER):
+            raise HTTPException(400, "recall of one's own rounds is a player's; staff ask by id")
+        doc = await read(recall, store(), name, max(1, min(last, 10)), empty=True)
+        return masked_recall(doc, name)
+
+    @app.get("/api/recall/{rid}")
+    async def any_recall(
+        rid: int, request: Request, table: str | None = None, token: str | None = None
+    ) -> dict[str, Any]:
+        from pontoon.audit.recall import MARK, recalled
+
+        await oversight(request, table, token)
+        if not 0 < rid < 2**63 or await asyncio.to_thread(store().round_row, rid) is None:
+            raise HTTPException(404, f"no round {rid} in the store")
+        doc = await read(recalled, store(), rid)
+        return {"recall": True, "mark": MARK, "rounds": [doc]}
+
+    async def report(request: Request, series: bool) -> dict[str, Any]:
+        from pontoon.audit.report import table_report
+
+        q = request.query_params
+        await oversight(request, None, q.get("token"))  # ("table" filters the report)
+        return dict(
+            await read(
+                table_report,
+                store(),
+                table=q.get("table") or None,
+                since=q.get("from") or None,
+                until=q.get("to") or None,
+                period=q.get("period") or "day",
+                series=series,
+            )
+        )
+
+    @app.get("/api/report")
+    async def report_doc(request: Request) -> dict[str, Any]:
+        return await report(request, False)
+
+    @app.get("/api/report.png")
+    async def report_png(request: Request) -> Response:
+        from pontoon.audit.plots import png_bytes
+
+        doc = await report(request, True)
+        return Response(await asyncio.to_thread(png_bytes, doc), media_type="image/png")
+
+
+__all__ = ["OVERSIGHT", "Who", "add_routes"]

@@ -1,0 +1,67 @@
+"use strict";
+// The pit boss's report: tables, periods and players against theory, and the plot.
+const money = (c) => (c < 0 ? "-$" : "$") + (Math.abs(c) / 100).toFixed(2);
+const pct = (x) => (x === null ? "" : (x * 100).toFixed(2) + " %");
+const token = new URLSearchParams(location.search).get("token");
+const COLS = ["rounds", "wagered", "win", "hold", "theory", "95 % band", "z", ""];
+
+function row(label, f, cls) {
+  const tr = el("tr", (cls || "") + (f.flagged ? " flagged" : ""));
+  const band = f.rounds ? `${money(f.band95[0])} to ${money(f.band95[1])}` : "";
+  [label, f.rounds, money(f.wagered), money(f.win), pct(f.hold), money(f.theoretical_win), band,
+    f.z].forEach((v) => tr.append(el("td", "", String(v))));
+  const flag = el("td");
+  if (f.flagged) flag.append(el("span", "flag", "FLAGGED"));
+  tr.append(flag);
+  return tr;
+}
+
+function tableEl(t) {
+  const sec = el("section", "report-table");
+  sec.dataset.table = t.table;
+  sec.append(el("h2", "", `Table ${t.table} (${t.rules.join(", ")})` +
+    (t.void_rounds ? `: ${t.void_rounds} void round(s) apart` : "")));
+  const tab = el("table");
+  const head = el("tr");
+  ["", ...COLS].forEach((c) => head.append(el("th", "", c)));
+  tab.append(head, row("all", t, "total"));
+  t.periods.forEach((p) => tab.append(row(p.period, p)));
+  const ph = el("tr");
+  ["players", ...COLS].forEach((c) => ph.append(el("th", "", c)));
+  tab.append(ph);
+  t.players.forEach((p) => tab.append(row(p.player, p)));
+  sec.append(tab);
+  return sec;
+}
+
+function ask() {
+  const q = new URLSearchParams();
+  for (const k of ["table", "from", "to", "period"]) if ($(k).value) q.set(k, $(k).value);
+  if (token) q.set("token", token);
+  return q.toString();
+}
+
+async function report(ev) {
+  if (ev) ev.preventDefault();
+  $("error").textContent = "";
+  const q = ask();
+  const r = await fetch("/api/report?" + q);
+  const doc = await r.json();
+  if (!r.ok) { $("error").textContent = doc.detail || doc.error || r.statusText; return; }
+  $("theory").textContent = doc.theory.map((t) =>
+    `${t.rules}: house edge ${(t.edge * 100).toFixed(4)} %, variance ${t.variance.toFixed(4)}, ` +
+    `covariance ${t.covariance.toFixed(4)} per box (${t.precision})`).join("; ") +
+    ". The band: 95 % of wins fall in it (a normal approximation); a flag asks for a look.";
+  $("report").replaceChildren(...doc.tables.map(tableEl));
+  if (!doc.tables.length) $("report").append(el("p", "note", "no finished rounds"));
+  $("plot").hidden = !doc.tables.length;
+  if (doc.tables.length) $("plot").src = "/api/report.png?" + q;
+}
+
+$("ask").addEventListener("submit", report);
+$("find").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const id = $("round").value;
+  if (id) location.href = `/recall?round=${encodeURIComponent(id)}` + (token ? `&token=${encodeURIComponent(token)}` : "");
+});
+report();
