@@ -2,7 +2,9 @@
 
 N tables × 3 players (one box each) play for S seconds: each bot bets the table minimum, the
 first calls the deal once the three boxes hold wagers, and each decides with a simple rule
-(no insurance, hit below 17, else stand). A bot thinks before each message it sends: a
+(no insurance, hit below 17, else stand), or with ``--chart`` by the table's optimal chart
+(``/api/tables/t0/chart``; then ``--keep PATH`` and ``pontoon report --db sqlite:///PATH``
+check the tables' hold against theory: docs/audit.md). A bot thinks before each message it sends: a
 random pause, uniform between 0 and twice ``--think`` milliseconds (default 150: a mean of
 150 ms, far quicker than people play); ``--think 0`` sends at once, which measures the
 server at saturation (then the latency is the queue of the 50 tables' waiting messages).
@@ -24,7 +26,7 @@ wallets against the ledger too.
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
-     [--accounts]
+     [--accounts] [--chart] [--keep PATH]
 """
 
 from __future__ import annotations
@@ -73,6 +75,46 @@ def _idle(text: str) -> bool:
     )
 
 
+WISHES = {
+    "H": ("hit", "stand"),
+    "S": ("stand", "hit"),
+    "D": ("double", "hit", "stand"),
+    "Ds": ("double", "stand", "hit"),
+    "P": ("split",),
+    "R": ("surrender", "hit", "stand"),
+    "Rs": ("surrender", "stand", "hit"),
+    "Rp": ("surrender", "split"),
+}
+
+
+def _value(code: str) -> int:
+    return 1 if code[0] == "A" else 10 if code[0] in "TJQK" else int(code[0])
+
+
+def _best(cards: list[str]) -> tuple[int, bool]:
+    hard = sum(_value(c) for c in cards)
+    soft = any(_value(c) == 1 for c in cards) and hard + 10 <= 21
+    return (hard + 10 if soft else hard), soft
+
+
+def chart_wishes(cells: dict[str, list[str]], hand: dict[str, Any], up: str) -> list[str]:
+    """The moves the optimal chart asks for, best first (as the page's hint and
+    ``pontoon.sim.reference.chart_move`` read a chart)."""
+    cards, col = hand["cards"], _value(up) - 1
+    t, soft = _best(cards)
+    row = f"S{max(12, t)}" if soft else f"H{max(4, t)}"
+    if hand.get("doubled"):  # 12: rescue or stand
+        code = cells.get(f"X{t}", cells.get(row, ["S"] * 10))[col] if t < 21 else "S"
+        return ["rescue", "stand"] if code in ("R", "Rs") else ["stand"]
+    wishes: list[str] = []
+    if len(cards) == 2 and _value(cards[0]) == _value(cards[1]):
+        v = _value(cards[0])
+        wishes += WISHES[cells[{1: "PA", 10: "PT"}.get(v, f"P{v}")][col]]
+    if t < 21:
+        wishes += WISHES[cells[row][col]]
+    return [*wishes, "stand", "hit"]
+
+
 async def bot(
     base: str,
     table: str,
@@ -85,6 +127,7 @@ async def bot(
     joined: asyncio.Barrier,
     go: asyncio.Event,
     accounts: bool,
+    chart: dict[str, list[str]] | None,
 ) -> None:
     rng = random.Random(name)
     headers: dict[str, str] = {}
@@ -154,8 +197,13 @@ async def bot(
                 if move is None:
                     b = next(x for x in s["boxes"] if x["box"] == legal[0]["box"])
                     hand = b["hands"][s["awaiting"]["hand"]] if s["awaiting"] else b["hands"][0]
-                    want = "hit" if hand["total"] < 17 else "stand"
-                    move = acts.get(want) or acts.get("stand") or acts.get("hit") or legal[0]
+                    if chart is not None:
+                        up = s["dealer"]["cards"][0]
+                        wish = next((a for a in chart_wishes(chart, hand, up) if a in acts), None)
+                        move = acts[wish] if wish else legal[0]
+                    else:
+                        want = "hit" if hand["total"] < 17 else "stand"
+                        move = acts.get(want) or acts.get("stand") or acts.get("hit") or legal[0]
                 msg = {
                     "type": "act",
                     "action": move["action"],
@@ -210,16 +258,39 @@ def _percentile(xs: list[float], q: float) -> float:
 
 
 async def run(
-    base: str, tables: int, seconds: float, think: float, server: int, accounts: bool
+    base: str,
+    tables: int,
+    seconds: float,
+    think: float,
+    server: int,
+    accounts: bool,
+    chart: bool,
 ) -> tuple[Stats, float, float, float]:
     """Bots join and connect; then they play for ``seconds``. Returns the stats, the
     seconds played and the CPU seconds the server and the bots used meanwhile."""
     st = Stats()
+    cells = None
+    if chart:  # every table has the same rules: one chart (worked out by the server)
+        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+            cells = (await http.get("/api/tables/t0/chart")).json()["cells"]
     clock: list[float] = []
     joined, go = asyncio.Barrier(tables * 3 + 1), asyncio.Event()
     bots = [
         asyncio.create_task(
-            bot(base, f"t{t}", f"bot{t}x{i}", i + 1, i == 0, clock, think, st, joined, go, accounts)
+            bot(
+                base,
+                f"t{t}",
+                f"bot{t}x{i}",
+                i + 1,
+                i == 0,
+                clock,
+                think,
+                st,
+                joined,
+                go,
+                accounts,
+                cells,
+            )
         )
         for t in range(tables)
         for i in range(3)
@@ -249,6 +320,10 @@ def main() -> None:
     parser.add_argument(
         "--accounts", action="store_true", help="accounts mode: bots log in, wallets pay"
     )
+    parser.add_argument(
+        "--chart", action="store_true", help="bots play the optimal chart (else hit below 17)"
+    )
+    parser.add_argument("--keep", metavar="PATH", help="keep the store there (SQLite file)")
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -299,7 +374,7 @@ def main() -> None:
             except ImportError:
                 pass
             st, elapsed, server_cpu, bots_cpu = asyncio.run(
-                run(base, tables, seconds, args.think / 1000, server.pid, args.accounts)
+                run(base, tables, seconds, args.think / 1000, server.pid, args.accounts, args.chart)
             )
             writes = httpx.get(f"{base}/api/stats", timeout=10).json()["store"]
             load = os.getloadavg()
@@ -319,6 +394,9 @@ def main() -> None:
             "SELECT count(*) FROM events WHERE kind = 'action' AND player IS NOT NULL"
         ).fetchone()
         (rounds,) = con.execute("SELECT count(*) FROM rounds WHERE status = 'over'").fetchone()
+        if args.keep:  # for `pontoon report --db sqlite:///PATH`
+            con.execute("VACUUM INTO ?", (args.keep,))
+            os.chmod(args.keep, 0o600)
         con.close()
     if os.environ.get("BENCH_TRACE"):
         Path(os.environ["BENCH_TRACE"]).write_text(json.dumps(st.trace))
