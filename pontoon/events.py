@@ -11,7 +11,8 @@ the fields each uses:
 ``deal``       ``card`` to ``box``/``hand`` (or the dealer when ``box`` is None)
 ``hole``       the dealer's face-down card in the peek game; ``reveal`` turns it up
 ``action``     ``box``, ``hand``, ``player``, ``detail`` (hit, stand, double, ...), ``amount``;
-               a player behind's split says which hand(s) the wager follows in ``follow``
+               a player behind's split says which hand(s) the wager follows in ``follow``;
+               ``by`` is ``policy`` for a move the interrupted-round policy made for the player
 ``stake``      money from ``player`` onto the table (``amount``)
 ``return``     money from the table back to ``player``
 ``collect``    money from the table to the house
@@ -19,7 +20,9 @@ the fields each uses:
 ``outcome``    ``box``, ``hand``, ``player``, ``detail`` (win, lose, ...), ``odds``
 ``discard``    the cards of ``box``/``hand`` go to the discard rack
 ``irregularity`` a section 16 (or Blackjack 15.5-15.11) procedure: ``detail`` names it,
-               ``by`` is the dealer or the supervisor who applied it, ``card`` a card it moved
+               ``by`` is the dealer or the supervisor who applied it, ``card`` a card it moved;
+               or the interrupted-round policy's (``interrupted-abandoned``,
+               ``interrupted-failure``, ``by`` ``policy``, its ``rule`` naming the policy)
 ``replace``    a damaged ``card`` replaced at the end of the round (16.8)
 ``end``        the round is over
 =============  ==========================================================================

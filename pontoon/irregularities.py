@@ -29,6 +29,14 @@ kind                        Pontoon        Blackjack 1996  what happens
 ``dealer-first-card-omitted`` —            15.5            reconstruct, or each seated player
                                                            chooses ``void`` or ``complete``
 =========================== ============== =============== ===================================
+
+The interrupted-round policy (knob ``interrupted``, assumed: no rule gazettes it) is recorded
+the same way, applied ``by`` the ``policy`` and never by a person (:data:`INTERRUPTED`):
+``interrupted-abandoned`` (a decision awaited longer than ``interrupted_minutes``) or
+``interrupted-failure`` (the table came back from a failure later than that). Its rule says
+which policy: ``16.5 (assumed: interrupted=void)`` voids the whole round as 16.5 does, every
+wager returned; ``16.6 (assumed: interrupted=complete)`` only records that from then on the
+policy decides for every player (the table plays the optimal chart: ``docs/server.md``).
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from pontoon.vocab import EventKind, HandState, Phase, Procedure, Role
 
 P = Procedure
 
-ROLES: Final = tuple(Role)
+ROLES: Final = (Role.DEALER, Role.SUPERVISOR)  # who applies a procedure of the rule book
 
 
 # kind -> {rule book: (rule, supervisor only)}
@@ -67,6 +75,8 @@ PROCEDURES: Final[dict[str, dict[str, tuple[str, bool]]]] = {
     P.MISSED_SURRENDER: {"pontoon": ("16.12", False)},
     P.DEALER_FIRST_CARD_OMITTED: {"blackjack": ("15.5", True)},
 }
+# The interrupted-round policy's procedures (not the rule book's: applied by the policy alone).
+INTERRUPTED: Final = (P.ABANDONED, P.FAILURE)
 # Procedures that take a card out of the shoe: the card is in their event, for replay.
 DRAWING: Final = (
     P.FACE_UP_IN_SHOE,
@@ -93,8 +103,33 @@ class Irregularity:
         return f"{self.kind}{where} by {self.by}"
 
 
+def interrupted_rule(rnd: DealerSteps) -> str:
+    """The rule an interrupted round is recorded under: its policy, assumed, and the rule
+    of the book it follows (16.5's void; 16.6's hands played for an absent player).
+
+    >>> from pontoon.round import Round
+    >>> from pontoon.rules import load_rules
+    >>> from pontoon.shoe import ScriptedCards
+    >>> rules = load_rules("nz-blackjack", {"interrupted": "void"})
+    >>> interrupted_rule(Round(rules, ScriptedCards([])))
+    '15.8 (assumed: interrupted=void)'
+    """
+    policy = rnd.rules.interrupted
+    base = rnd.book_rule("16.6" if policy == "complete" else "16.5")
+    return f"{base} (assumed: interrupted={policy})"
+
+
 def rule_of(rnd: DealerSteps, op: Irregularity) -> str:
     """The rule that governs ``op`` under the round's rule book; refused when there is none."""
+    if op.kind in INTERRUPTED:
+        if rnd.rules.interrupted == "resume":
+            raise IllegalAction(
+                op.kind,
+                op.box,
+                "16.5 (assumed)",
+                "the rule set resumes an interrupted round (interrupted = resume)",
+            )
+        return interrupted_rule(rnd)
     books = PROCEDURES.get(op.kind)
     if books is None:
         raise IllegalAction(
@@ -118,6 +153,9 @@ def check(rnd: DealerSteps, op: Irregularity) -> None:
     applies it, when, on which box — the conditions every procedure shares — then the
     procedure's own (:data:`_CHECKS`)."""
     rule = rule_of(rnd, op)
+    if op.kind in INTERRUPTED:
+        _check_interrupted(rnd, op, rule)
+        return
     supervisor_only = PROCEDURES[op.kind][rnd.rules.rule_book][1]
     if op.by not in ROLES:
         raise _refuse(op, rule, "only the dealer or a supervisor applies a procedure")
@@ -135,6 +173,21 @@ def check(rnd: DealerSteps, op: Irregularity) -> None:
     own = _CHECKS.get(P(op.kind))
     if own is not None:
         own(rnd, op, box, rule)
+
+
+def _check_interrupted(rnd: DealerSteps, op: Irregularity, rule: str) -> None:
+    """The policy's procedures: by the policy, on the whole round, once, while it is in play
+    (a 15.5 choice still open included: the policy takes it too)."""
+    if op.by != Role.POLICY:
+        raise _refuse(op, rule, "the table's interrupted-round policy applies this, not a person")
+    if op.box is not None or op.hand is not None or op.player is not None or op.card is not None:
+        raise _refuse(op, rule, "the policy applies to the whole round")
+    if rnd.phase == Phase.BETTING:
+        raise _refuse(op, rule, "the cards have not been dealt")
+    if rnd.phase == Phase.OVER:
+        raise _refuse(op, rule, "the round is over")
+    if any(e.kind == EventKind.IRREGULARITY and e.detail in INTERRUPTED for e in rnd.events):
+        raise _refuse(op, rule, "the policy has already taken the round over")
 
 
 # procedures applied only while the round is in play
@@ -332,6 +385,14 @@ def _void(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> N
     rnd.resume()
 
 
+def _interrupted(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
+    """The interrupted-round policy: ``void`` voids the whole round as 16.5 does (every
+    wager returned, even one settled); ``complete`` changes nothing here: its event records
+    that the moves that follow are the policy's."""
+    if rnd.rules.interrupted == "void":
+        _void(rnd, Irregularity(P.VOID, op.by), rnd.book_rule("16.5"), None)
+
+
 def _absent(rnd: DealerSteps, op: Irregularity, rule: str, card: Card | None) -> None:
     """16.6: cards are dealt to an absent player's hands until each totals 12 or more
     (15.9: while the hard total is 11 or less); then the hand stands."""
@@ -402,4 +463,6 @@ _EFFECTS: Final[dict[Procedure, Effect]] = {
     P.MISSING_CUTTING_CARD: _reshuffle_after,
     P.MISSED_SURRENDER: _late_surrender,
     P.DEALER_FIRST_CARD_OMITTED: _dealer_omitted,
+    P.ABANDONED: _interrupted,
+    P.FAILURE: _interrupted,
 }

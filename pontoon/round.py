@@ -153,9 +153,11 @@ class Round(DealerSteps):
         "shuffle_after",
         "damaged",
         "reconstructed",
+        "decided_by",
         "events",
     )
-    __slots__ = ("_checked",)  # the state: DealerSteps.__slots__
+    # the state: DealerSteps.__slots__, and who makes the players' moves when not they
+    __slots__ = ("_checked", "decided_by")
 
     def __init__(self, rules: RuleSet, source: CardSource) -> None:
         self.rules = rules
@@ -178,6 +180,9 @@ class Round(DealerSteps):
         self.shuffle_after: str | None = None  # 16.9, 16.10: reshuffle when the round ends
         self.damaged: list[Card] = []  # 16.8: replaced at the end of the round
         self.reconstructed = False  # 16.3: a reconstruction has been completed
+        # Who makes every move from now on, when not its player: the interrupted-round policy
+        # (``Role.POLICY``) once it has taken the round over; its action events say so (``by``).
+        self.decided_by: str | None = None
         self.events: list[Event] = [Event(RULES_EVENT, detail=rules_json(rules), rule=rules.name)]
         source.listener = self._shoe_event
         # The last move checked, the log's length then and the check's result: "ask, then
@@ -552,12 +557,25 @@ class Round(DealerSteps):
         if move.action is INSURE:
             amount = move.amount if move.amount is not None else self.insurable(box.number, player)
             self.emit(
-                ACTION_EVENT, box=box.number, player=player, detail=INSURE, amount=amount, rule="10"
+                ACTION_EVENT,
+                box=box.number,
+                player=player,
+                detail=INSURE,
+                amount=amount,
+                rule="10",
+                by=self.decided_by,
             )
             box.insurance[player] = Wager(player, amount)
             self._stake(box, None, player, amount, "10")
         else:
-            self.emit(ACTION_EVENT, box=box.number, player=player, detail=NO_INSURANCE, rule="10")
+            self.emit(
+                ACTION_EVENT,
+                box=box.number,
+                player=player,
+                detail=NO_INSURANCE,
+                rule="10",
+                by=self.decided_by,
+            )
             box.declined_insurance.add(player)
         if self.phase is INSURANCE and not self._insurance_waiting():
             self._close_insurance()
@@ -777,7 +795,12 @@ class Round(DealerSteps):
         """Apply a section 16 (or Blackjack 15.5-15.11) procedure and return the events it
         added, or raise and change nothing."""
         irregularities.check(self, op)
-        return self._atomically(op.kind, op.box, irregularities.apply, self, op)
+        return self._atomically(op.kind, op.box, self._procedure, op)
+
+    def _procedure(self, op: Irregularity) -> None:
+        irregularities.apply(self, op)
+        if op.kind in irregularities.INTERRUPTED and not self.over:
+            self.decided_by = Role.POLICY  # interrupted=complete: the policy decides now
 
     # ================================================================== acting
     def apply(self, move: Move) -> tuple[Event, ...]:
@@ -846,14 +869,22 @@ class Round(DealerSteps):
         if action is REFUSE:
             rule = self.book_rule(rule)  # 16.4 (15.7)
         n, amount = box.number, move.amount  # the event as a plain tuple (see DealerSteps.emit)
-        event = (ACTION_EVENT, n, index, player, None, amount, action, None, rule, None, None)
+        by = self.decided_by
+        event = (ACTION_EVENT, n, index, player, None, amount, action, None, rule, by, None)
         self.events.append(_make_event(Event, event))
         hand.acted = True
         _ACTS[action](self, move, box, hand)
         self.advance()
 
     def _choose(self, move: Move, box: Box, player: str) -> None:
-        self.emit(ACTION_EVENT, box=box.number, player=box.seated, detail=move.action, rule="15.5")
+        self.emit(
+            ACTION_EVENT,
+            box=box.number,
+            player=box.seated,
+            detail=move.action,
+            rule="15.5",
+            by=self.decided_by,
+        )
         self.choosing.remove(box.number)
         if move.action is Action.VOID:
             self.void_box(box, "15.5(a)")
@@ -928,6 +959,7 @@ class Round(DealerSteps):
             detail=action,
             amount=move.amount,
             rule="15.3(c)" if fu.kind is DOUBLE else "15.3(d)",
+            by=self.decided_by,
             follow=follow,
         )
         if action is DOUBLE:

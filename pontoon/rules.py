@@ -120,6 +120,19 @@ class RuleSet:
     super_sevens_two_suited_pays: Fraction = _knob("Super Sevens", "odds on 7-7 suited")
     super_sevens_three_pays: Fraction = _knob("Super Sevens", "odds on 7-7-7 unsuited")
     super_sevens_three_suited_pays: Fraction = _knob("Super Sevens", "odds on 7-7-7 suited")
+    # The table's conduct, not gazetted (TABLE_POLICY: no part of a round's mathematics)
+    interrupted: str = _knob(
+        "16.5 (assumed)",
+        "a round abandoned or cut by a failure: resume, or void (16.5) or complete "
+        "by the optimal chart after interrupted_minutes",
+        ("resume", "void", "complete"),
+    )
+    interrupted_minutes: int = _knob(
+        "16.5 (assumed)",
+        "minutes a dealt round may wait with no event recorded before that",
+        lo=1,
+        hi=1440,
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -180,6 +193,13 @@ _MONEY_KNOBS: Final = (
     "super_sevens_min",
     "super_sevens_max",
 )
+
+
+# Knobs of the table's conduct rather than of the game: what becomes of an interrupted round
+# (docs/server.md). They change no round's mathematics: the analysis and the simulator ignore
+# them. Rule files, presets and round logs written before them read as their defaults.
+TABLE_POLICY: Final = frozenset({"interrupted", "interrupted_minutes"})
+_POLICY_DEFAULTS: Final[dict[str, Any]] = {"interrupted": "resume", "interrupted_minutes": 10}
 
 
 def knob_info() -> list[tuple[str, str, str]]:
@@ -266,7 +286,7 @@ def _preset_values(name: str) -> dict[str, Any]:
         raise InputError(f"unknown rule set {name!r}: choose one of {', '.join(PRESETS)} or a file")
     text = resources.files("pontoon").joinpath(f"presets/{name}.toml").read_text("utf-8")
     data = tomllib.loads(text)
-    base = {"name": name}
+    base = {"name": name, **_POLICY_DEFAULTS}
     return _apply(base, data, f"preset {name}")
 
 
@@ -298,7 +318,7 @@ def load_rules(source: str = DEFAULT_PRESET, overrides: Mapping[str, Any] | None
 def rules_from_dict(data: Mapping[str, Any]) -> RuleSet:
     """A rule set from :meth:`RuleSet.to_dict` output (as recorded in a round's log)."""
     values = _apply(
-        {"name": str(data.get("name", "custom"))},
+        {"name": str(data.get("name", "custom")), **_POLICY_DEFAULTS},
         {k: v for k, v in data.items() if k != "name"},
         "rules",
     )
@@ -320,16 +340,26 @@ def parse_set_options(items: list[str]) -> dict[str, str]:
 
 
 _JSON: dict[tuple[int, bool], tuple[RuleSet, str]] = {}
+_KEEP: Final = object()  # no default: the knob is always written
 
 
 def rules_json(rules: RuleSet, *, sort_keys: bool = False) -> str:
     """The rule set as compact JSON, knobs in order (a round's first event) or sorted (the
-    store's shoe states); made once per rule set object, as hashing one costs more."""
+    store's shoe states); made once per rule set object, as hashing one costs more. A knob of
+    :data:`TABLE_POLICY` at its default is left out, so that the logs and shoes recorded
+    before it existed read (:func:`rules_from_dict`) and compare as they were written.
+
+    >>> "interrupted" in rules_json(load_rules("nz-pontoon"))
+    False
+    >>> '"interrupted":"void"' in rules_json(load_rules("nz-pontoon", {"interrupted": "void"}))
+    True
+    """
     key = (id(rules), sort_keys)
     cached = _JSON.get(key)
     if cached is None or cached[0] is not rules:
         if len(_JSON) > 256:
             _JSON.clear()
-        text = json.dumps(rules.to_dict(), separators=(",", ":"), sort_keys=sort_keys)
+        knobs = {k: v for k, v in rules.to_dict().items() if _POLICY_DEFAULTS.get(k, _KEEP) != v}
+        text = json.dumps(knobs, separators=(",", ":"), sort_keys=sort_keys)
         cached = _JSON[key] = (rules, text)
     return cached[1]

@@ -204,6 +204,9 @@ class Procedure(StrEnum):
     DEALER_FIRST_CARD_OMITTED = "dealer-first-card-omitted"
     # written by the deal itself (15.5), never applied
     OMITTED_IN_DEAL = "dealer-card-omitted-in-deal"
+    # the interrupted-round policy (knob ``interrupted``, assumed): why it applied
+    ABANDONED = "interrupted-abandoned"  # a decision awaited longer than interrupted_minutes
+    FAILURE = "interrupted-failure"  # the table came back from a failure too late
 
 
 class TurnKind(StrEnum):
@@ -217,10 +220,11 @@ class TurnKind(StrEnum):
 
 
 class Role(StrEnum):
-    """Who applies a procedure."""
+    """Who applies a procedure (and who made a move, when not its player)."""
 
     DEALER = "dealer"
     SUPERVISOR = "supervisor"
+    POLICY = "policy"  # the table's interrupted-round policy (knob ``interrupted``)
 
 
 SEVENS: Final = "super-sevens"  # the Super Sevens side wager (Blackjack 1996): its rule too

@@ -24,7 +24,7 @@ from pontoon.audit.theory import Theory, theory
 from pontoon.errors import InputError
 from pontoon.store.db import Store
 from pontoon.store.schema import events, round_players, rounds
-from pontoon.store.show import _day_bound
+from pontoon.store.show import day_bound
 from pontoon.vocab import SEVENS, EventKind
 
 Z95: Final = 1.959963984540054
@@ -109,9 +109,9 @@ def _read(
     if table:
         conds.append(rounds.c.table_id == table)
     if since:
-        conds.append(rounds.c.started_at >= _day_bound(since, False))
+        conds.append(rounds.c.started_at >= day_bound(since, False))
     if until:
-        conds.append(rounds.c.started_at < _day_bound(until, True))
+        conds.append(rounds.c.started_at < day_bound(until, True))
     chosen = select(rounds.c.id).where(*conds)
     e = events.c
     found: dict[int, _Round] = {}

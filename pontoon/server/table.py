@@ -3,6 +3,11 @@
 Every change happens under the table's :attr:`Table.lock`, one at a time; it is committed to
 the store (write-ahead) before anybody is told of it. A state document never holds an undealt
 card, the shoe, a burnt card or the hole card.
+
+One timer per table: the turn timer (16.6 and the defaults), the deal timer, and the
+interrupted-round policy (knob ``interrupted``): a dealt round in which nothing has been
+recorded for ``interrupted_minutes`` — its player gone, or the table back from a failure too
+late — is voided or completed by the optimal chart (:meth:`Table.interrupt`, docs/server.md).
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pontoon.analysis.chart import Chart
 from pontoon.errors import IllegalAction, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, total
 from pontoon.irregularities import Irregularity
-from pontoon.layout import Box, Move
+from pontoon.layout import Box, Move, Turn
 from pontoon.round import Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, Shuffler, seeded
@@ -29,7 +35,7 @@ from pontoon.store.recorder import LedgerError, RoundLog, TableLog
 from pontoon.store.session import recover
 from pontoon.store.shoestate import restore
 from pontoon.store.show import event_text
-from pontoon.vocab import INSURANCE_ACTIONS, Phase, Role, TurnKind, action_of
+from pontoon.vocab import INSURANCE_ACTIONS, Action, Phase, Role, TurnKind, action_of
 from pontoon.vocab import Procedure as Kind
 
 from .limits import Bucket
@@ -51,7 +57,12 @@ PUBLIC_KNOBS = (
     "surrender",
     "dealer_peeks",
     "split_max_hands",
+    "interrupted",
+    "interrupted_minutes",
 )
+# why the interrupted-round policy applies: the procedure recorded for it
+ABANDONED, FAILURE = "abandoned", "failure"
+_PROCEDURE_OF = {ABANDONED: Kind.ABANDONED, FAILURE: Kind.FAILURE}
 
 
 @dataclass
@@ -66,6 +77,21 @@ class TableConfig:
     bankroll: int = 100_000  # what a new player brings to the table, in cents
     shuffler: Callable[[], Shuffler] | None = None
     session_seconds: float = 24 * 3600.0  # a session not connected for so long is closed
+    # the wall clock the interrupted-round policy counts by (seconds since the epoch, as the
+    # store's event times): injected by tests, which move it on instead of waiting minutes
+    clock: Callable[[], float] = time.time
+    # the optimal chart the policy ``complete`` plays (None: worked out from the rules, once)
+    chart: Callable[[RuleSet], Chart] | None = None
+
+
+def optimal_chart(rules: RuleSet) -> Chart:
+    """The optimal basic strategy chart of ``rules``, as the strategy hint reads it
+    (:func:`pontoon.analysis.report.analyze`): seconds to a minute of work."""
+    from pontoon.analysis.report import analyze
+
+    report = analyze(rules, "basic")
+    assert report.chart is not None
+    return report.chart
 
 
 @dataclass
@@ -131,6 +157,8 @@ def public_event(e: Event) -> dict[str, Any]:
         d["text"] = "a card is burnt face down"
     elif e.kind == "hole":
         d["text"] = "the dealer's second card, face down (hole card)"
+    elif e.kind == "irregularity" and e.detail in (Kind.ABANDONED, Kind.FAILURE):
+        d["text"] = f"{event_text(e)} (rule {e.rule})"
     elif e.kind == "irregularity":
         where = f" on box {e.box}" if e.box is not None else ""
         d["text"] = f"{e.detail}{where} by the {e.by or 'dealer'} (rule {e.rule})"
@@ -181,6 +209,11 @@ class Table:
         self._pub_round: Round | None = None  # the round whose events _pub holds
         self._pub: dict[int, tuple[Event, dict[str, Any], str]] = {}  # index -> sent, JSON
         self._tasks: set[asyncio.Task[None]] = set()
+        # The interrupted-round policy: when (config.clock) the round in play last had an event
+        # recorded, and whether it came back from the store later than interrupted_minutes
+        self.since: float | None = None
+        self.late = False
+        self._chart: Chart | None = None  # the chart ``complete`` plays, once worked out
         self.shoe = self._recover()
         self.names |= set(store.session_players(config.name))  # sessions outlive a restart
         now = time.monotonic()
@@ -245,20 +278,32 @@ class Table:
             return shoe
 
         got = recover(self.log, rules, make_shoe)
+        self.since, self.late = None, False
         if got.resumed is not None:
             self.round, self.roundlog = got.resumed.round, got.resumed
             self.names |= got.resumed.players
             self.notes.append(f"round {got.resumed.number} resumed from the store (16.5)")
+            self.since = got.last_at
+            due = self.interrupted_at()
+            self.late = due is not None and self.config.clock() >= due  # policy: at once
         for number in got.voided:
             self.notes.append(f"round {number} was interrupted: void (16.5)")
         return got.shoe
 
     def reload(self) -> None:
-        """After a failed write: forget memory, take the table back from the store."""
+        """After a failed write: forget memory, take the table back from the store. The
+        version moves on, and in a running server the timer is set for the table as it is
+        now (the interrupted-round policy, should the round have waited too long)."""
         self.log.reload()
         self.round = None
         self.roundlog = None
         self.shoe = self._recover()
+        self.version += 1
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return  # not serving: the server arms the timers when it starts
+        self.arm_timer()
 
     # ------------------------------------------------------------------ players
     async def join(self, name: str, token: str) -> None:
@@ -590,20 +635,93 @@ class Table:
             raise Refused(str(exc), exc.rule) from None
 
     def timeout(self) -> None:
-        """The turn timer ran out: the dealer calls no more bets, undecided players behind
-        take the default (15.3), and an absent seated player is dealt to 12 (16.6)."""
+        """The timer ran out. A round the interrupted-round policy is due for is voided or
+        completed (:meth:`interrupt`). Else the dealer calls no more bets, undecided players
+        behind take the default (15.3), and an absent seated player is dealt to 12 (16.6) —
+        unless, under the policy ``void`` or ``complete``, the seated player has no socket
+        connected: the round then waits for them until the policy is due."""
         rnd = self.round
         if rnd is None or rnd.over:
             return
         turn = rnd.to_act()
         if turn is None:
             return
-        if turn.kind is TurnKind.BETTING:
+        reason = self.interruption()
+        if reason is not None:
+            self.interrupt(reason)
+        elif turn.kind is TurnKind.BETTING:
             rnd.deal()
+        elif self.abandoned(turn):
+            return  # gone, not slow: the policy decides, at interrupted_minutes
         elif turn.kind is TurnKind.DECIDE:
             rnd.apply_irregularity(Irregularity(Kind.ABSENT, by=Role.SUPERVISOR))
         else:  # insurance, players behind, 15.5 choices
             rnd.apply_defaults()
+
+    # ------------------------------------------------------------------ interrupted rounds
+    def interrupted_at(self) -> float | None:
+        """When (``config.clock``) the interrupted-round policy applies to the round in play:
+        ``interrupted_minutes`` after its last recorded event; None under ``resume``, or with
+        no dealt round in play."""
+        rnd = self.round
+        if self.rules.interrupted == "resume" or rnd is None or self.since is None:
+            return None
+        if rnd.phase is Phase.BETTING or rnd.over:
+            return None
+        return self.since + 60.0 * self.rules.interrupted_minutes
+
+    def interruption(self) -> str | None:
+        """Why the policy applies now (``failure``: the table came back from the store later
+        than ``interrupted_minutes`` after the round's last event; ``abandoned``: a decision
+        was awaited that long), or None when it does not (yet)."""
+        due = self.interrupted_at()
+        if due is None or self.config.clock() < due:
+            return None
+        return FAILURE if self.late else ABANDONED
+
+    def abandoned(self, turn: Turn) -> bool:
+        """Under the policy ``void`` or ``complete``: the round awaits the decision of seated
+        players (8.3, 15.5) of whom none has a socket connected."""
+        if self.rules.interrupted == "resume":
+            return False
+        if turn.kind is not TurnKind.DECIDE and turn.kind is not TurnKind.CHOOSE:
+            return False
+        connected = {c.session.name for c in self.clients if c.session.role == "player"}
+        return not connected & set(turn.players)
+
+    def chart(self) -> Chart:
+        """The optimal chart of the table's rules (``config.chart``, else
+        :func:`optimal_chart`), worked out once."""
+        if self._chart is None:
+            self._chart = (self.config.chart or optimal_chart)(self.rules)
+        return self._chart
+
+    def interrupt(self, reason: str) -> None:
+        """Apply the interrupted-round policy to the round in play, recorded with ``reason``
+        (an ``interrupted-abandoned`` or ``interrupted-failure`` procedure by the ``policy``):
+        ``void`` voids the whole round, every wager returned (16.5); ``complete`` declines
+        every insurance still open and plays the round out as the simulator plays a chart
+        (:func:`pontoon.sim.reference.play_out`: the optimal chart for every seated player,
+        players behind and 15.5 choices their defaults), each move recorded ``by: policy``;
+        the dealer then completes the round and it settles as any other."""
+        from pontoon.sim.reference import play_out
+
+        rnd = self.round
+        assert rnd is not None
+        chart = self.chart() if self.rules.interrupted == "complete" else None
+        if rnd.decided_by != Role.POLICY:  # (a completion cut short goes on as it began)
+            rnd.apply_irregularity(Irregularity(_PROCEDURE_OF[reason], by=Role.POLICY))
+        if chart is not None:
+            while not rnd.over:
+                no = [m for m in rnd.legal_moves() if m.action is Action.NO_INSURANCE]
+                if not no:
+                    break
+                rnd.apply(no[0])  # 10: insurance declined
+            if not rnd.over:
+                play_out(rnd, chart)
+        number = self.roundlog.number if self.roundlog is not None else 0
+        done = "void (16.5)" if chart is None else "completed by the optimal chart"
+        self.notes.append(f"round {number} was interrupted ({reason}): {done}")
 
     # ------------------------------------------------------------------ commit and tell
     async def commit(
@@ -631,9 +749,9 @@ class Table:
             except WalletError:
                 raise  # nothing was written: the caller rewinds what it applied
             except (LedgerError, PontoonError, OSError):
-                self.reload()
-                self.version += 1
+                self.reload()  # the version moves on
                 raise
+            self.since, self.late = self.config.clock(), False  # the round moved on
             if rl.round.over:
                 self.last_result = dict(rl.round.balance)
         self.version += 1
@@ -675,6 +793,9 @@ class Table:
         seconds = (
             self.config.deal_seconds if waiting["kind"] == "betting" else self.config.turn_seconds
         )
+        due = self.interrupted_at()
+        if due is not None:  # the interrupted-round policy, should it come first
+            seconds = max(0.0, min(seconds, due - self.config.clock()))
         self.deadline = time.monotonic() + seconds
         version = self.version
         loop = asyncio.get_running_loop()
@@ -686,6 +807,9 @@ class Table:
         task.add_done_callback(self._tasks.discard)
 
     async def _expire(self, version: int) -> None:
+        if self._chart is None and self.rules.interrupted == "complete" and self.interruption():
+            # a cold chart takes seconds: worked out on a thread, the table's lock not held
+            self._chart = await asyncio.to_thread(self.config.chart or optimal_chart, self.rules)
         async with self.lock:
             if version != self.version:
                 return

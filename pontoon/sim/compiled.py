@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from pontoon.analysis.chart import CODES, SCORES, Chart, pair_row, total_row
 from pontoon.cards import ALL_CARDS, pack
-from pontoon.rules import RuleSet
+from pontoon.rules import TABLE_POLICY, RuleSet
 
 IntArray = npt.NDArray[np.int64]
 
@@ -76,8 +76,9 @@ CATEGORY_NAMES: Final = (
 )
 
 # Knobs that cannot change a simulated round: who may bet what and where (the simulator seats
-# one player per box with a legal wager), insurance (never taken), side wagers and section 16.
-NOT_SIMULATED: Final = frozenset(
+# one player per box with a legal wager), insurance (never taken), side wagers and section 16,
+# and the table's conduct (an interrupted round's policy).
+NOT_SIMULATED: Final = TABLE_POLICY | frozenset(
     {
         "name",
         "insurance",

@@ -6,6 +6,8 @@ unfinished round left by a killed process is either **resumed** exactly where it
 left it (its events replayed onto the restored shoe) or, when it cannot be reconstructed (other
 rules, other players, no shoe state that matches, cards not yet dealt), **voided** with its
 wagers returned (16.5). Never both, never neither: the round's row says ``over`` or ``void``.
+A resumed round comes back with the time of its last recorded event (:attr:`Recovery.last_at`),
+from which the table server's interrupted-round policy (knob ``interrupted``) counts.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from pontoon.cards import Card
 from pontoon.errors import PontoonError
 from pontoon.replay import replay
 from pontoon.round import Round
-from pontoon.rules import RuleSet
+from pontoon.rules import RuleSet, rules_json
 from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
 from pontoon.store.recorder import OpenRound, RoundLog, TableLog
@@ -31,10 +34,12 @@ from pontoon.store.shoestate import matches, restore
 class Recovery:
     """What a table takes back from the store: its shoe, the unfinished round resumed (or
     None), the numbers of the rounds voided, and (for ``pontoon play``) the player's money off
-    the table."""
+    the table. ``last_at``: when the resumed round's last event was recorded (seconds since
+    the epoch, as :func:`time.time` counts them), or None."""
 
     shoe: Shoe
     resumed: RoundLog | None = None
+    last_at: float | None = None
     voided: list[int] = field(default_factory=list)
     bankroll: int = 0
     notes: list[str] = field(default_factory=list)
@@ -49,7 +54,7 @@ def resumable(
     evts = open_round.events
     if not evts or evts[0].kind != "rules" or evts[0].detail is None:
         return None
-    if json.loads(evts[0].detail) != rules.to_dict():
+    if json.loads(evts[0].detail) != json.loads(rules_json(rules)):
         return None
     if players is not None and open_round.players - players:
         return None
@@ -85,6 +90,8 @@ def recover(
         out.resumed = RoundLog(
             log, rnd, open_round.id, open_round.number, len(rnd.events), open_round.players
         )
+        stored = log.store.round_events(open_round.id)
+        out.last_at = recorded_at(str(stored[-1]["at"])) if stored else None
     while open_round is not None and rnd is None:
         log.void(open_round, "interrupted; cannot be reconstructed")
         out.voided.append(open_round.number)
@@ -92,6 +99,15 @@ def recover(
     if out.resumed is None and shoe.shuffles:
         tidy(shoe)
     return out
+
+
+def recorded_at(at: str) -> float:
+    """A stored event's time (:func:`pontoon.store.chain.now`, UTC) in seconds since the epoch.
+
+    >>> recorded_at("1970-01-01T00:10:00.500000Z")
+    600.5
+    """
+    return datetime.strptime(at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 def tidy(shoe: Shoe) -> None:

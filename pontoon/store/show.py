@@ -4,6 +4,8 @@
 'AS to box 1'
 >>> event_text(Event("pay", box=1, hand=0, player="ana", amount=1500, rule="9.1"))
 'pay: $15.00 from the house to ana on box 1'
+>>> event_text(Event("action", box=1, hand=0, player="ana", detail="stand", by="policy"))
+'box 1: ana stand (by the policy)'
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ def event_text(e: Event) -> str:
             return "the dealer peeks at the hole card"
         extra = f" {amount}" if amount else ""
         follow = f"/{e.follow}" if e.follow is not None else ""  # 15.3(d): split/both, split/1
-        return f"{_where(e)}: {e.player} {e.detail}{follow}{extra}"
+        by = f" (by the {e.by})" if e.by else ""  # the interrupted-round policy's move
+        return f"{_where(e)}: {e.player} {e.detail}{follow}{extra}{by}"
     if k == "stake":
         return f"stake: {amount} from {e.player} to the layout{on}"
     if k == "return":
@@ -69,6 +72,10 @@ def event_text(e: Event) -> str:
         return f"{_where(e)}: {e.player} {e.detail}{odds}"
     if k == "discard":
         return f"the cards of {_where(e)} go to the discard rack"
+    if k == "irregularity" and e.detail in _INTERRUPTED:
+        policy = (e.rule or "").partition("interrupted=")[2].rstrip(")")
+        done = "voids it" if policy == "void" else "completes it by the optimal chart"
+        return f"the round was interrupted ({_INTERRUPTED[e.detail]}): the policy {done}"
     if k == "void":
         return f"the round is void ({e.detail})"
     if k == "end":
@@ -77,6 +84,12 @@ def event_text(e: Event) -> str:
         return f"{e.player} {'deposits' if k == 'deposit' else 'withdraws'} {amount}"
     return k
 
+
+# the interrupted-round policy's procedures (pontoon.irregularities.INTERRUPTED): why
+_INTERRUPTED = {
+    "interrupted-abandoned": "a decision awaited too long",
+    "interrupted-failure": "the table came back from a failure too late",
+}
 
 _SHOWN = ("id", "table", "number", "status", "rules", "started_at", "ended_at", "house", "players")
 
@@ -163,7 +176,7 @@ def replay_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _day_bound(text: str, end: bool) -> str:
+def day_bound(text: str, end: bool) -> str:
     """A --since/--until value as stored time text; a bare date is the whole day."""
     try:
         if len(text) == 10:
@@ -196,9 +209,9 @@ def list_rounds(
     if table:
         conds.append(rounds.c.table_id == table)
     if since:
-        conds.append(rounds.c.started_at >= _day_bound(since, False))
+        conds.append(rounds.c.started_at >= day_bound(since, False))
     if until:
-        conds.append(rounds.c.started_at < _day_bound(until, True))
+        conds.append(rounds.c.started_at < day_bound(until, True))
     if outcome is not None and outcome not in OUTCOMES:
         raise InputError(f"--outcome is one of {', '.join(OUTCOMES)}")
     if outcome in ("over", "void", "open"):
