@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pontoon.audit.commands import add_commands as audit_commands
 
     COMMANDS.update(audit_commands(sub, _common))
+    from pontoon.certify.commands import add_commands as certify_commands
+
+    COMMANDS.update(certify_commands(sub, _common))
     from pontoon.analysis.commands import add_options as analysis_options
 
     p = sub.add_parser("analyze", help="exact expected return of a strategy, or of one hand")
