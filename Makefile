@@ -17,7 +17,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/pontoon serve --accounts --welcome 100000
 
-test: $(STAMP) lint types pytest
+# The env's kernels are compiled into numba's cache beside ruff and mypy (one core each), so
+# that the two pytest workers do not each compile them cold (tests/warm_kernels.py).
+test: $(STAMP)
+	@$(BIN)/python tests/warm_kernels.py & warm=$$!; \
+	$(MAKE) --no-print-directory lint types; status=$$?; \
+	wait $$warm || echo "(the kernels' warm-up failed: the tests compile them)"; \
+	exit $$status
+	@$(MAKE) --no-print-directory pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check pontoon tests bench
