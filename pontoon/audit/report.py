@@ -58,7 +58,7 @@ class Tally:
         >>> t = Tally(rounds=2, wagered=1000, win=30, theoretical=10.0, variance=400.0)
         >>> f = t.figures()
         >>> f["hold"], f["theoretical_win"], f["band95"], f["z"], f["flagged"]
-        (0.03, 10, [-29, 49], 1.0, False)
+        (0.03, 10, [-30, 50], 1.0, False)
         """
         sd = math.sqrt(self.variance)
         lo, hi = self.theoretical - Z95 * sd, self.theoretical + Z95 * sd
