@@ -74,6 +74,10 @@ def test_recall_and_the_pit_bosss_report_in_the_browser(
         assert "FLAGGED" in rigged.inner_text()
         honest = pita.locator("section[data-table='honest'] tr.total")
         assert "FLAGGED" not in honest.inner_text()
+        row = "#tables tr[data-table='kauri']"
+        assert "open" in pita.inner_text(f"{row} .status")
+        pita.click(f"{row} button.toggle")  # the pit boss closes the table
+        pita.wait_for_selector(f"{row} .status:has-text('closed')")
         pita.wait_for_selector("#plot:not([hidden])")
         pita.wait_for_function("document.getElementById('plot').naturalWidth > 0")
         pita.screenshot(path=str(artifacts / "pit-report.png"), full_page=True)

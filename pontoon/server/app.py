@@ -37,6 +37,7 @@ from pontoon.store.db import NameTakenError, Store, WalletError, token_digest
 from pontoon.store.group import GroupWriter
 from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
+from pontoon.store.table_settings import settings
 
 from .accounts import COOKIE, Door
 from .accounts import add_routes as account_routes
@@ -100,6 +101,11 @@ class Hub:
         self.tables = {
             c.name: Table(c, store, self.writer, self.wallets, self.remote) for c in configs
         }
+        for t in self.tables.values():  # what the pit boss set outlives a restart
+            found = settings(store, t.name)
+            t.closed = found.closed
+            if found.limits is not None:
+                t.set_limits(*found.limits)
         self.sessions: dict[str, Session] = {}  # by the token's digest
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table
@@ -585,7 +591,7 @@ def create_app(
     train_routes(app, STATIC, lambda: hub().store)
 
     async def person(
-        request: Request, table: str | None, key: str | None
+        request: Request, table: str | None, key: str | None, changes: bool
     ) -> tuple[str, str] | None:
         """Who asks for recall or a report: the supervisor's token, a table's session, or
         the logged-in account."""
@@ -596,10 +602,10 @@ def create_app(
         if key and table:
             s = await viewer(table, key, request)
             return None if s is None else (s.name, s.role)
-        found = await door().who(request) if accounts else None
+        found = await door().who(request, changes=changes) if accounts else None
         return None if found is None else (found[0].name, str(found[0].role))
 
-    pit_routes(app, STATIC, lambda: hub().store, person)
+    pit_routes(app, STATIC, lambda: hub().store, person, lambda: hub().tables)
 
     @app.get("/api/tables")
     async def list_tables() -> list[dict[str, Any]]:

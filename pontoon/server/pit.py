@@ -6,6 +6,11 @@ round (``GET /api/recall/{id}``). ``/pit`` is the report (``GET /api/report`` an
 ``GET /api/report.png``, with ``table``, ``from``, ``to``, ``period``) for a supervisor or pit
 boss: in accounts mode by their login, in demo mode by the supervisor's token. Everything
 is read on a worker thread; the report's theory is analysed once per rule set and process.
+
+The pit boss also opens and closes tables and sets their limits (``GET /api/pit/tables``,
+``POST /api/pit/tables/{name}`` with ``open``, ``table_min``, ``table_max``): a closed table
+starts no new round (one in play ends); new limits hold from the next round. Each is
+recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
 """
 
 from __future__ import annotations
@@ -16,22 +21,39 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, Response
+from pydantic import BaseModel, Field
 
 from pontoon.errors import PontoonError
 from pontoon.store.db import Store
 from pontoon.store.roles import Role
 
 from .privacy import masked_recall
+from .table import Refused, Table
 
-Who = Callable[[Request, str | None, str | None], Awaitable[tuple[str, str] | None]]
-"""(request, table, token) -> (name, role) of who asks, or None."""
+Who = Callable[[Request, str | None, str | None, bool], Awaitable[tuple[str, str] | None]]
+"""(request, table, token, changes) -> (name, role) of who asks, or None; ``changes``: a
+request that changes something (its CSRF header is checked)."""
 
 OVERSIGHT = frozenset({str(Role.SUPERVISOR), str(Role.PITBOSS)})
 
 
-def add_routes(app: FastAPI, static: Any, store: Callable[[], Store], who: Who) -> None:
-    async def need(request: Request, table: str | None, token: str | None) -> tuple[str, str]:
-        found = await who(request, table, token)
+class TableSettings(BaseModel):
+    open: bool | None = None
+    table_min: int | None = Field(None, ge=1, le=10**9)
+    table_max: int | None = Field(None, ge=1, le=10**9)
+
+
+def add_routes(
+    app: FastAPI,
+    static: Any,
+    store: Callable[[], Store],
+    who: Who,
+    tables: Callable[[], dict[str, Table]],
+) -> None:
+    async def need(
+        request: Request, table: str | None, token: str | None, changes: bool = False
+    ) -> tuple[str, str]:
+        found = await who(request, table, token, changes)
         if found is None:
             raise HTTPException(401, "log in (or give your table and token) first")
         return found
@@ -97,6 +119,55 @@ def add_routes(app: FastAPI, static: Any, store: Callable[[], Store], who: Who) 
                 series=series,
             )
         )
+
+    def listed(t: Table) -> dict[str, Any]:
+        rnd = t.round
+        return {
+            "table": t.name,
+            "open": not t.closed,
+            "table_min": t.rules.table_min,
+            "table_max": t.rules.table_max,
+            "in_play": rnd is not None and not rnd.over,
+            "players": sorted(t.names),
+        }
+
+    @app.get("/api/pit/tables")
+    async def pit_tables(request: Request, token: str | None = None) -> list[dict[str, Any]]:
+        await oversight(request, None, token)
+        return [listed(t) for t in tables().values()]
+
+    @app.post("/api/pit/tables/{name}")
+    async def pit_table(
+        name: str, body: TableSettings, request: Request, token: str | None = None
+    ) -> dict[str, Any]:
+        from pontoon.store.table_settings import record
+
+        account, role = await need(request, None, token, changes=True)
+        if role not in (str(Role.PITBOSS), str(Role.SUPERVISOR) if token else ""):
+            raise HTTPException(403, "the pit boss opens and closes tables and sets limits")
+        t = tables().get(name)
+        if t is None:
+            raise HTTPException(404, f"no table {name!r}")
+        actions = []
+        async with t.lock:
+            if body.table_min is not None or body.table_max is not None:
+                if t.round is not None and not t.round.over:  # its wagers met the old limits
+                    raise HTTPException(409, "limits change between rounds: a round is in play")
+                low = body.table_min or t.rules.table_min
+                high = body.table_max or t.rules.table_max
+                try:
+                    t.set_limits(low, high)
+                except Refused as exc:
+                    raise HTTPException(409, str(exc)) from None
+                actions.append(f"limits {low} {high}")
+            if body.open is not None:
+                t.closed = not body.open
+                actions.append("open" if body.open else "close")
+            for action in actions:
+                await asyncio.to_thread(record, store(), account, role, name, action)
+            t.bump()
+            t.broadcast()
+        return listed(t)
 
     @app.get("/api/report")
     async def report_doc(request: Request) -> dict[str, Any]:

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pontoon.analysis.chart import Chart
-from pontoon.errors import IllegalAction, PontoonError
+from pontoon.errors import IllegalAction, InputError, PontoonError
 from pontoon.events import Event
 from pontoon.hand import describe, total
 from pontoon.irregularities import Irregularity
 from pontoon.layout import Box, Move, Turn
 from pontoon.round import Round
-from pontoon.rules import RuleSet
+from pontoon.rules import RuleSet, rules_from_dict
 from pontoon.shoe import Shoe, Shuffler, seeded
 from pontoon.store.db import Batch, Store, WalletError, Written, token_digest
 from pontoon.store.group import GroupWriter
@@ -214,6 +214,7 @@ class Table:
         self.since: float | None = None
         self.late = False
         self._chart: Chart | None = None  # the chart ``complete`` plays, once worked out
+        self.closed = False  # the pit boss closed the table: no new round (one in play ends)
         self.shoe = self._recover()
         self.names |= set(store.session_players(config.name))  # sessions outlive a restart
         now = time.monotonic()
@@ -571,6 +572,8 @@ class Table:
         if rnd is not None and not rnd.over and rnd.phase is not Phase.BETTING:
             raise Refused("no bets after 'No more bets': wait for the next round", "8.2")
         if rnd is None or rnd.over:
+            if self.closed:
+                raise Refused("the table is closed: the pit boss closed it", code="closed")
             rnd = Round(self.rules, self.shoe)
             self._check_wager(rnd, session.name, msg)
             self.round = rnd
@@ -579,6 +582,18 @@ class Table:
         else:
             self._check_wager(rnd, session.name, msg)
         rnd.place_wager(msg.box, session.name, msg.amount)
+
+    def set_limits(self, table_min: int, table_max: int) -> None:
+        """The pit boss's new limits (15.6, 15.2) for the rounds to come (a round in play
+        keeps its own rule set): refused when the rule set refuses them (the minimum above
+        the maximum, …)."""
+        values = self.rules.to_dict() | {"table_min": table_min, "table_max": table_max}
+        try:
+            rules = rules_from_dict(values)
+        except InputError as exc:
+            raise Refused(str(exc), "15.6", code="limits") from None
+        self.rules = rules
+        self.public_rules = {k: v for k, v in rules.to_dict().items() if k in PUBLIC_KNOBS}
 
     def _check_wager(self, rnd: Round, name: str, msg: Bet) -> None:
         try:

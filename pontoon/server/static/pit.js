@@ -58,6 +58,47 @@ async function report(ev) {
   if (doc.tables.length) $("plot").src = "/api/report.png?" + q;
 }
 
+// ------------------------------------------------------------------ the tables
+let csrf = null;  // accounts mode: every change carries the login's CSRF token
+async function change(name, body) {
+  const headers = { "Content-Type": "application/json" };
+  if (csrf) headers["X-CSRF-Token"] = csrf;
+  const r = await fetch(`/api/pit/tables/${encodeURIComponent(name)}` + (token ? `?token=${encodeURIComponent(token)}` : ""),
+    { method: "POST", headers, body: JSON.stringify(body) });
+  const answer = await r.json().catch(() => ({}));
+  $("error").textContent = r.ok ? "" : (typeof answer.detail === "string" ? answer.detail : `refused (${r.status})`);
+  tablesPanel();
+}
+function tableRow(t) {
+  const tr = el("tr");
+  tr.dataset.table = t.table;
+  const low = el("input"), high = el("input");
+  for (const [i, v] of [[low, t.table_min], [high, t.table_max]]) { i.type = "number"; i.min = "1"; i.value = v; i.className = "cents"; }
+  low.setAttribute("aria-label", `${t.table} minimum (cents)`);
+  high.setAttribute("aria-label", `${t.table} maximum (cents)`);
+  const toggle = el("button", "toggle", t.open ? "Close" : "Open");
+  toggle.addEventListener("click", () => change(t.table, { open: !t.open }));
+  const set = el("button", "set-limits", "Set limits");
+  set.addEventListener("click", () => change(t.table, { table_min: Number(low.value), table_max: Number(high.value) }));
+  const status = (t.open ? "open" : "closed") + (t.in_play ? ", a round in play" : "") +
+    (t.players.length ? `, ${t.players.length} player(s)` : "");
+  const cells = [el("td", "", t.table), el("td", "status", status), el("td"), el("td"), el("td"), el("td")];
+  cells[2].append(low); cells[3].append(high); cells[4].append(set); cells[5].append(toggle);
+  tr.append(...cells);
+  return tr;
+}
+async function tablesPanel() {
+  const r = await fetch("/api/pit/tables" + (token ? `?token=${encodeURIComponent(token)}` : ""));
+  if (!r.ok) { $("tables-panel").hidden = true; return; }
+  const head = $("tables").rows[0];
+  $("tables").replaceChildren(head, ...(await r.json()).map(tableRow));
+}
+(async () => {
+  const me = await fetch("/api/me");
+  if (me.ok) csrf = (await me.json()).csrf;
+  tablesPanel();
+})();
+
 $("ask").addEventListener("submit", report);
 $("find").addEventListener("submit", (ev) => {
   ev.preventDefault();
