@@ -152,13 +152,18 @@ class Player:
                 return m
 
     def fresh(self) -> dict[str, Any]:
-        """The table's state now."""
+        """The table's state now: the first state at or past the version the request's ``ok``
+        names. (A state not sent yet is replaced by a newer one, so the state asked for may
+        come before the ``ok``, merged with one already queued: waiting for another after
+        the ``ok`` waited for the next change, a turn timer's 30 s.) A state left queued
+        behind is read, as every reply skips states."""
         r = self.send(type="state")
         assert r["type"] == "ok"
-        m: dict[str, Any] = self.ws.receive_json()
-        assert m["type"] == "state"
-        self.state = m
-        return m
+        while self.state.get("version", -1) < r["version"]:
+            m: dict[str, Any] = self.ws.receive_json()
+            if m["type"] == "state":
+                self.state = m
+        return self.state
 
     def act(self, action: str, box: int, **kw: Any) -> dict[str, Any]:
         return self.send(type="act", action=action, box=box, **kw)
