@@ -4,16 +4,14 @@ deals seconds to himself, taking the better of the two top cards whenever he dra
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
-from pontoon.analysis import analyze
-from pontoon.analysis.report import Report
+from pontoon.analysis.chart import Chart
+from pontoon.audit.theory import theory
 from pontoon.cards import Card
 from pontoon.hand import total
 from pontoon.round import Round
-from pontoon.rules import load_rules
+from pontoon.rules import load_rules, rules_json
 from pontoon.shoe import Shoe
 from pontoon.sim.reference import play_out
 from pontoon.store.db import Store
@@ -40,10 +38,10 @@ def _better(dealer: list[Card], a: Card, b: Card) -> bool:
     return (ta <= 21, ta) > (tb <= 21, tb)
 
 
-@cache
-def optimal() -> Report:
-    """nz-pontoon's optimal chart and its exact EV, analysed once per process."""
-    return analyze(load_rules("nz-pontoon"), "basic")
+def optimal() -> Chart:
+    """nz-pontoon's optimal chart: the report's theory's (analysed once per process, and so
+    shared with the report the tests read)."""
+    return theory(rules_json(load_rules("nz-pontoon"))).chart
 
 
 def fill(
@@ -60,9 +58,8 @@ def fill(
     """``rounds`` rounds of ``players`` (a box each) at ``table``, recorded in the store;
     ``wallet``: their built-in wallets stand behind the table (they have accounts)."""
     rules = load_rules("nz-pontoon")
-    report = optimal()
-    assert report.chart is not None
-    rescues = report.chart.rescues()
+    chart = optimal()
+    rescues = chart.rescues()
     rng = np.random.default_rng(seed)
     shoe = DealsSeconds(rules, rng) if rigged else Shoe(rules, rng)
     with Store(url) as store:
@@ -74,5 +71,5 @@ def fill(
             for box, p in enumerate(players, start=1):
                 rnd.place_wager(box, p, wager)
             rnd.deal()
-            play_out(rnd, report.chart, rescues)
+            play_out(rnd, chart, rescues)
             log.start(rnd).commit(shoe, cash_out=True)

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from pontoon.analysis.chart import Chart
 from pontoon.rules import RuleSet, rules_from_dict
 
 
@@ -24,11 +25,12 @@ class Theory:
     variance: float  # of one box's net, per unit of initial wager squared
     covariance: float  # of two boxes' nets at one table, likewise
     exact: str  # how exact the variance is (the PAR sheet's words)
+    chart: Chart  # the optimal chart the edge is of
 
     def round_variance(self, boxes: list[int]) -> float:
         """The variance of a round's house win, in cents², from each box's initial wagers.
 
-        >>> t = Theory(None, 0.01, 1.0, 0.5, "exact")  # type: ignore[arg-type]
+        >>> t = Theory(None, 0.01, 1.0, 0.5, "exact", None)  # type: ignore[arg-type]
         >>> t.round_variance([100, 100])        # 100² + 100² + 2·0.5·100·100
         30000.0
         """
@@ -51,12 +53,14 @@ def _theory(canonical: str) -> Theory:
     rules = rules_from_dict(json.loads(canonical))
     report = analyze(rules, "basic", wager=rules.table_min, one_shot=True, forward=True)
     dist = round_distribution(report)
+    assert report.chart is not None  # "basic": the optimal chart
     return Theory(
         rules,
         -report.ev,
         dist.variance,
         dist.covariance(),
         SPLITS if dist.approximate_mass > 0 else EXACT,
+        report.chart,
     )
 
 
