@@ -16,6 +16,21 @@ def write_text(path: str, text: str) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def png_bytes(fig: Any) -> bytes:
+    """``fig`` laid out as a PNG (for a page or a report), and closed."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    try:
+        fig.tight_layout()
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
 def save_figure(fig: Any, path: str, dpi: int = 100) -> None:
     """Save ``fig`` as ``path`` and close it."""
     import matplotlib.pyplot as plt

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pontoon.errors import InputError
+from pontoon.output import png_bytes
 
 
 @dataclass
@@ -251,16 +252,6 @@ def _figure(width: float, height: float) -> Any:
     return plt.subplots(figsize=(width, height), dpi=120)
 
 
-def _png(fig: Any) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def distribution_plot(doc: dict[str, Any]) -> bytes:
     """Bars of P(net) on a log scale (the tails are rare but paid)."""
     fig, ax = _figure(7.5, 3.2)
@@ -272,7 +263,7 @@ def distribution_plot(doc: dict[str, Any]) -> bytes:
     ax.set_xlabel("net of a round (initial wagers)")
     ax.set_ylabel("probability")
     ax.set_title(f"{doc['rules']['name']}: a round's net ({doc['precision']['distribution']})")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def effects_plot(doc: dict[str, Any]) -> bytes:
@@ -286,7 +277,7 @@ def effects_plot(doc: dict[str, Any]) -> bytes:
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("change in house edge (percentage points)")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 CSS = """

@@ -3,11 +3,10 @@ the win falls in 95 % of the time (a report made with ``series``)."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from pontoon.audit.report import Z95
-from pontoon.output import save_figure
+from pontoon.output import png_bytes, save_figure
 
 
 def _figure(doc: dict[str, Any]) -> Any:
@@ -45,16 +44,8 @@ def write_png(doc: dict[str, Any], path: str) -> None:
     save_figure(_figure(doc), path)
 
 
-def png_bytes(doc: dict[str, Any]) -> bytes:
-    import matplotlib.pyplot as plt
-
-    fig = _figure(doc)
-    buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", dpi=100)
-    finally:
-        plt.close(fig)
-    return buf.getvalue()
+def report_png(doc: dict[str, Any]) -> bytes:
+    return png_bytes(_figure(doc))
 
 
-__all__ = ["png_bytes", "write_png"]
+__all__ = ["report_png", "write_png"]

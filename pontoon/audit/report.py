@@ -24,7 +24,7 @@ from pontoon.audit.theory import Theory, theory
 from pontoon.errors import InputError
 from pontoon.store.db import Store
 from pontoon.store.schema import events, round_players, rounds
-from pontoon.store.show import day_bound
+from pontoon.store.show import where_rounds
 from pontoon.vocab import SEVENS, EventKind
 
 Z95: Final = 1.959963984540054
@@ -105,13 +105,7 @@ def period_of(started: str, period: str) -> str:
 def _read(
     store: Store, table: str | None, since: str | None, until: str | None
 ) -> dict[int, _Round]:
-    conds = [rounds.c.status != "open"]
-    if table:
-        conds.append(rounds.c.table_id == table)
-    if since:
-        conds.append(rounds.c.started_at >= day_bound(since, False))
-    if until:
-        conds.append(rounds.c.started_at < day_bound(until, True))
+    conds = [rounds.c.status != "open", *where_rounds(table, since, until)]
     chosen = select(rounds.c.id).where(*conds)
     e = events.c
     found: dict[int, _Round] = {}

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from typing import Any
 
 import numpy as np
+
+from pontoon.output import png_bytes
 
 from .run import Run
 from .tally import BINS, Tally
@@ -154,7 +155,7 @@ def _figures(tally: Tally) -> list[tuple[str, str, bytes]]:
             "Position by rank",
             "Standardised residuals of the position-rank table: a fair shuffle leaves noise "
             "(about 1 in 100 cells beyond ±2.6), a biased one stripes or blocks.",
-            _png(fig),
+            png_bytes(fig),
         )
     )
     cov = tally.carried_cov.diagonal().reshape(BINS, BINS)
@@ -169,17 +170,7 @@ def _figures(tally: Tally) -> list[tuple[str, str, bytes]]:
             "Consecutive shoes",
             "z of each card's copies carried from an eighth of one shoe to an eighth of the "
             "next: a shuffle that forgets where cards lay shows noise.",
-            _png(fig),
+            png_bytes(fig),
         )
     )
     return out
-
-
-def _png(fig: Any) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()

@@ -20,19 +20,16 @@ answer on any number of worker processes.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
+from pontoon.cluster import TaskPool
 from pontoon.errors import InputError
-from pontoon.progress import Advance, progress_bar
 from pontoon.rules import RuleSet
 from pontoon.shoe import Shoe, Shuffler, seeded
 
@@ -80,17 +77,8 @@ def shuffle_chunk(rules: RuleSet, key: int | None, count: int, generator: Genera
     return tally
 
 
-_worker: tuple[RuleSet, Generator] | None = None  # a local worker's rules, given once
-
-
-def _set_worker(rules: RuleSet, generator: Generator) -> None:
-    global _worker
-    _worker = (rules, generator)
-
-
-def _task(key: int | None, count: int) -> Tally:
-    assert _worker is not None
-    return shuffle_chunk(_worker[0], key, count, _worker[1])
+def _task(task: tuple[RuleSet, int | None, int, Generator]) -> Tally:
+    return shuffle_chunk(*task)
 
 
 def certify(
@@ -114,14 +102,11 @@ def certify(
     sizes = [CHUNK] * (shuffles // CHUNK) + ([shuffles % CHUNK] if shuffles % CHUNK else [])
     keys = chunk_keys(seed, len(sizes))
     start = time.perf_counter()
-    with progress_bar(shuffles, progress, "shuffling", _rate) as advance:
-        if workers == 1 or len(sizes) == 1:
-            parts = []
-            for key, n in zip(keys, sizes, strict=True):
-                parts.append(shuffle_chunk(rules, key, n, generator))
-                advance(n)
-        else:
-            parts = _local(rules, generator, keys, sizes, workers, advance)
+    tasks = [(rules, key, n, generator) for key, n in zip(keys, sizes, strict=True)]
+    with TaskPool(
+        _task, tasks, workers=workers, progress=progress, label="chunks", rate=_rate
+    ) as pool:
+        parts = pool.results()
     tally = Tally(Pack.of(rules))
     for part in parts:
         tally.add(part)
@@ -129,32 +114,5 @@ def certify(
     return Run(rules, seed, tally, time.perf_counter() - start, workers)
 
 
-def _local(
-    rules: RuleSet,
-    generator: Generator,
-    keys: list[int | None],
-    sizes: list[int],
-    workers: int,
-    advance: Advance,
-) -> list[Tally]:
-    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    out: dict[int, Tally] = {}
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(sizes)),
-        mp_context=ctx,
-        initializer=_set_worker,
-        initargs=(rules, generator),
-    ) as pool:
-        futures = {
-            pool.submit(_task, key, n): (i, n)
-            for i, (key, n) in enumerate(zip(keys, sizes, strict=True))
-        }
-        for fut in as_completed(futures):
-            i, n = futures[fut]
-            out[i] = fut.result()
-            advance(n)
-    return [out[i] for i in range(len(sizes))]
-
-
-def _rate(speed: float) -> str:
-    return f"{speed:,.0f} shuffles/s"
+def _rate(chunks_per_second: float) -> str:
+    return f"{chunks_per_second * CHUNK:,.0f} shuffles/s"

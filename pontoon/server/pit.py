@@ -175,10 +175,10 @@ def add_routes(
 
     @app.get("/api/report.png")
     async def report_png(request: Request) -> Response:
-        from pontoon.audit.plots import png_bytes
+        from pontoon.audit.plots import report_png
 
         doc = await report(request, True)
-        return Response(await asyncio.to_thread(png_bytes, doc), media_type="image/png")
+        return Response(await asyncio.to_thread(report_png, doc), media_type="image/png")
 
 
 __all__ = ["OVERSIGHT", "Who", "add_routes"]

@@ -176,7 +176,7 @@ def replay_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def day_bound(text: str, end: bool) -> str:
+def _day_bound(text: str, end: bool) -> str:
     """A --since/--until value as stored time text; a bare date is the whole day."""
     try:
         if len(text) == 10:
@@ -189,6 +189,18 @@ def day_bound(text: str, end: bool) -> str:
 
 
 OUTCOMES = ("win", "lose", "push", "over", "void", "open")
+
+
+def where_rounds(table: str | None, since: str | None, until: str | None) -> list[Any]:
+    """The conditions on ``rounds`` of a table and of rounds started within the dates."""
+    conds: list[Any] = []
+    if table:
+        conds.append(rounds.c.table_id == table)
+    if since:
+        conds.append(rounds.c.started_at >= _day_bound(since, False))
+    if until:
+        conds.append(rounds.c.started_at < _day_bound(until, True))
+    return conds
 
 
 def list_rounds(
@@ -205,13 +217,7 @@ def list_rounds(
     player's without ``player``) in a finished round; over/void/open: the round's status."""
     rp = round_players.c
     q = select(rounds)
-    conds = []
-    if table:
-        conds.append(rounds.c.table_id == table)
-    if since:
-        conds.append(rounds.c.started_at >= day_bound(since, False))
-    if until:
-        conds.append(rounds.c.started_at < day_bound(until, True))
+    conds = where_rounds(table, since, until)
     if outcome is not None and outcome not in OUTCOMES:
         raise InputError(f"--outcome is one of {', '.join(OUTCOMES)}")
     if outcome in ("over", "void", "open"):
