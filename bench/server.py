@@ -49,6 +49,11 @@ from typing import Any
 import httpx
 import websockets
 
+from pontoon.analysis.chart import pair_row, total_row
+from pontoon.cards import Card
+from pontoon.hand import is_soft, total
+from pontoon.sim.reference import wishes
+
 HOST = "127.0.0.1"
 
 
@@ -75,44 +80,20 @@ def _idle(text: str) -> bool:
     )
 
 
-WISHES = {
-    "H": ("hit", "stand"),
-    "S": ("stand", "hit"),
-    "D": ("double", "hit", "stand"),
-    "Ds": ("double", "stand", "hit"),
-    "P": ("split",),
-    "R": ("surrender", "hit", "stand"),
-    "Rs": ("surrender", "stand", "hit"),
-    "Rp": ("surrender", "split"),
-}
-
-
-def _value(code: str) -> int:
-    return 1 if code[0] == "A" else 10 if code[0] in "TJQK" else int(code[0])
-
-
-def _best(cards: list[str]) -> tuple[int, bool]:
-    hard = sum(_value(c) for c in cards)
-    soft = any(_value(c) == 1 for c in cards) and hard + 10 <= 21
-    return (hard + 10 if soft else hard), soft
-
-
 def chart_wishes(cells: dict[str, list[str]], hand: dict[str, Any], up: str) -> list[str]:
-    """The moves the optimal chart asks for, best first (as the page's hint and
-    ``pontoon.sim.reference.chart_move`` read a chart)."""
-    cards, col = hand["cards"], _value(up) - 1
-    t, soft = _best(cards)
-    row = f"S{max(12, t)}" if soft else f"H{max(4, t)}"
-    if hand.get("doubled"):  # 12: rescue or stand
-        code = cells.get(f"X{t}", cells.get(row, ["S"] * 10))[col] if t < 21 else "S"
+    """The moves the optimal chart asks for, best first, as ``pontoon.sim.reference.chart_move``
+    reads a chart (the pair's row, then the total's; a doubled hand rescues or stands, 12)."""
+    cards = [Card.parse(c) for c in hand["cards"]]
+    col, t, soft = Card.parse(up).value - 1, total(cards), is_soft(cards)
+    if hand.get("doubled"):
+        code = cells.get(f"X{t}", cells[total_row(t, soft)])[col] if t < 21 else "S"
         return ["rescue", "stand"] if code in ("R", "Rs") else ["stand"]
-    wishes: list[str] = []
-    if len(cards) == 2 and _value(cards[0]) == _value(cards[1]):
-        v = _value(cards[0])
-        wishes += WISHES[cells[{1: "PA", 10: "PT"}.get(v, f"P{v}")][col]]
+    asked: list[str] = []
+    if len(cards) == 2 and cards[0].value == cards[1].value:
+        asked += wishes(cells[pair_row(cards[0].value)][col])
     if t < 21:
-        wishes += WISHES[cells[row][col]]
-    return [*wishes, "stand", "hit"]
+        asked += wishes(cells[total_row(t, soft)][col])
+    return [*asked, "stand", "hit"]
 
 
 async def bot(

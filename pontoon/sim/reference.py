@@ -26,7 +26,8 @@ from pontoon.vocab import Action, TurnKind
 _PREFS = preferences()
 
 
-def _wishes(code: str) -> list[str]:
+def wishes(code: str) -> list[str]:
+    """The actions a chart cell asks for, best first (the kernel's preferences)."""
     return [ACTION_NAMES[a] for a in _PREFS[CODES.index(code)] if a >= 0]
 
 
@@ -44,8 +45,8 @@ def chart_move(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> M
             wish.append("rescue")
     else:
         if len(hand.cards) == 2 and is_pair(hand.cards[0], hand.cards[1], rnd.rules.split_by):
-            wish += _wishes(chart.code(pair_row(hand.cards[0].value), up))
-        wish += _wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
+            wish += wishes(chart.code(pair_row(hand.cards[0].value), up))
+        wish += wishes(chart.code(total_row(total(hand.cards), is_soft(hand.cards)), up))
     for action in (*wish, "hit", "stand"):
         move = Move(Action(action), box.number)
         if rnd.can(move):
