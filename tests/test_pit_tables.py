@@ -1,5 +1,6 @@
 """Issue 18, item 3: the pit boss opens and closes tables and sets their limits; each change
-is recorded with who made it and outlives a restart; nobody else may make it."""
+is recorded with who made it and outlives a restart (a round in play under the new limits
+is resumed, not voided); nobody else may make it."""
 
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ def test_the_pit_boss_closes_opens_and_sets_limits_and_they_outlive_a_restart(
         assert low["type"] == "error" and low["rule"] == "15.6"
         r = client.post("/api/pit/tables/kauri", json={"table_min": 50_000}, headers=pit)
         assert r.status_code == 409 and "table_min" in r.json()["detail"]  # above the maximum
+        assert sock.send(type="bet", box=1, amount=2000)["type"] == "ok"  # left in play
+        assert sock.send(type="deal")["type"] == "ok"
         # nobody else: a player, a supervisor, a request without its CSRF token
         assert (
             client.post("/api/pit/tables/kauri", json={"open": False}, headers=ana).status_code
@@ -90,4 +93,8 @@ def test_the_pit_boss_closes_opens_and_sets_limits_and_they_outlive_a_restart(
     with serving(_app(db)) as client:  # a restart: still closed, still its limits
         (kauri,) = client.get("/api/pit/tables", headers=login(client, "pita")).json()
         assert kauri["open"] is False and (kauri["table_min"], kauri["table_max"]) == (2000, 40_000)
+        # the round left in play under the new limits is resumed, not voided (16.5)
+        assert kauri["in_play"] is True
+        state = client.get("/api/tables/kauri/state").json()
+        assert state["boxes"][0]["original"] == {"ana": 2000}
         assert client.get("/api/pit/tables").status_code == 401

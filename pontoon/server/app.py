@@ -22,6 +22,7 @@ import secrets
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ from .protocol import (
     look,
     parse,
 )
-from .table import HIDDEN, Client, Refused, Session, Table, TableConfig
+from .table import HIDDEN, Client, Refused, Session, Table, TableConfig, with_limits
 from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
 
@@ -98,14 +99,13 @@ class Hub:
         if operator is not None:
             assert self.wallets is not None, "an operator's wallet needs accounts"
             self.remote = OperatorWallet(store, operator, self.wallets)
-        self.tables = {
-            c.name: Table(c, store, self.writer, self.wallets, self.remote) for c in configs
-        }
-        for t in self.tables.values():  # what the pit boss set outlives a restart
-            found = settings(store, t.name)
-            t.closed = found.closed
+        self.tables: dict[str, Table] = {}
+        for c in configs:  # what the pit boss set outlives a restart: the limits before the
+            found = settings(store, c.name)  # round in play is resumed under them
             if found.limits is not None:
-                t.set_limits(*found.limits)
+                c = replace(c, rules=with_limits(c.rules, *found.limits))
+            t = self.tables[c.name] = Table(c, store, self.writer, self.wallets, self.remote)
+            t.closed = found.closed
         self.sessions: dict[str, Session] = {}  # by the token's digest
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table

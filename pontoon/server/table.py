@@ -84,6 +84,16 @@ class TableConfig:
     chart: Callable[[RuleSet], Chart] | None = None
 
 
+def with_limits(rules: RuleSet, table_min: int, table_max: int) -> RuleSet:
+    """``rules`` with the pit boss's limits (15.6, 15.2); :class:`Refused` when the rule set
+    refuses them (the minimum above the maximum, …)."""
+    values = rules.to_dict() | {"table_min": table_min, "table_max": table_max}
+    try:
+        return rules_from_dict(values)
+    except InputError as exc:
+        raise Refused(str(exc), "15.6", code="limits") from None
+
+
 def optimal_chart(rules: RuleSet) -> Chart:
     """The optimal basic strategy chart of ``rules``, as the strategy hint reads it
     (:func:`pontoon.analysis.report.analyze`): seconds to a minute of work."""
@@ -585,14 +595,8 @@ class Table:
 
     def set_limits(self, table_min: int, table_max: int) -> None:
         """The pit boss's new limits (15.6, 15.2) for the rounds to come (a round in play
-        keeps its own rule set): refused when the rule set refuses them (the minimum above
-        the maximum, …)."""
-        values = self.rules.to_dict() | {"table_min": table_min, "table_max": table_max}
-        try:
-            rules = rules_from_dict(values)
-        except InputError as exc:
-            raise Refused(str(exc), "15.6", code="limits") from None
-        self.rules = rules
+        keeps its own rule set)."""
+        self.rules = rules = with_limits(self.rules, table_min, table_max)
         self.public_rules = {k: v for k, v in rules.to_dict().items() if k in PUBLIC_KNOBS}
 
     def _check_wager(self, rnd: Round, name: str, msg: Bet) -> None:
