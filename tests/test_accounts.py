@@ -434,6 +434,7 @@ def test_the_reality_check_holds_wagers_until_acknowledged(db: Path, client: Tes
     assert (
         r["code"] == "reality" and "played 31 minutes, net -10.00" in r["error"]
     )  # the wager on the layout
+    assert r["reality"] == {"minutes": 31, "net": -1000, "every": 30}  # for the page's dialog
     assert sock.send(type="reality")["type"] == "ok"
     assert sock.send(type="bet", box=2, amount=1000)["type"] == "ok"
     sock.close()

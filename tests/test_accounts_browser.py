@@ -4,6 +4,7 @@ the supervisor logs in and voids a round (16.5). Playwright drives Debian's Chro
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ pytest.importorskip("playwright")
 
 import httpx
 from playwright.sync_api import Browser, Page, sync_playwright
+from sqlalchemy import text
 
 from pontoon.cli import main
 from pontoon.rules import load_rules
@@ -112,4 +114,59 @@ def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
         ana.wait_for_selector("#login:not([hidden])")
         ana.screenshot(path=str(artifacts / "accounts-4-logged-out.png"))
         browser.close()
+    assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
+
+
+def test_a_player_sets_limits_and_answers_the_reality_check_in_dialogs(
+    tmp_path: Path,
+    artifacts: Path,  # noqa: F811
+) -> None:
+    """The limits dialog sets a loss limit and a reality check (issue 18, item 4); when the
+    check is due, the wager waits behind a dialog with the time played and the net, and is
+    placed once the player chooses to keep playing."""
+    db = tmp_path / "limits.db"
+    with Store(f"sqlite:///{db}") as store:
+        Accounts(store, hasher("minimum")).create("tama", PASSWORD, Role.CASHIER)
+    table = TableConfig("kauri", load_rules("nz-pontoon"), 60.0, 60.0, 0, stacked(ROUND))
+    app = create_app(f"sqlite:///{db}", [table], accounts=True, password_strength="minimum")
+    with in_thread(app) as host, sync_playwright() as pw:
+        base = f"http://{host}"
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ana = _page(browser, base + "/")
+        _log_in(ana, "ana", register=True)
+        assert _cashier(base, "deposit", 5000, "receipt-1") == 5000
+        ana.click("#limits-button")
+        ana.wait_for_selector("#limits-dialog[open]")
+        row = '#limits-table tr[data-kind="%s"]'
+        ana.fill(row % "loss-day" + " input", "25.5")
+        ana.click(row % "loss-day" + " button:has-text('Set')")
+        ana.wait_for_selector(row % "loss-day" + " td.now:has-text('$25.50')")
+        ana.fill(row % "reality-minutes" + " input", "30")
+        ana.click(row % "reality-minutes" + " button:has-text('Set')")
+        ana.wait_for_selector(row % "reality-minutes" + " td.now:has-text('30 minutes')")
+        ana.fill(row % "deposit-day" + " input", "1.234")  # not a sum of money: refused here
+        ana.click(row % "deposit-day" + " button:has-text('Set')")
+        assert "whole number of dollars" in ana.inner_text("#limits-message")
+        ana.screenshot(path=str(artifacts / "limits-0-dialog.png"))
+        ana.click("#limits-close")
+        ana.click("#join-button")
+        ana.wait_for_selector("body[data-version]")
+        _step(ana, lambda: ana.click('.box[data-box="1"]'))  # $10: the clock starts
+        door = app.state.hub.door
+        then = time.monotonic() - 31 * 60  # half an hour and a minute later
+        door.acked["ana"], door.started["ana"] = then, (then, door.started["ana"][1])
+        ana.click('.box[data-box="2"]')
+        ana.wait_for_selector("#reality-dialog[open]")
+        assert ana.inner_text("#reality-minutes") == "31 min"
+        assert ana.inner_text("#reality-net") == "-$10.00"
+        assert ana.inner_text("#reality-every") == "30"
+        ana.screenshot(path=str(artifacts / "limits-1-reality-check.png"))
+        assert "wallet $40.00" in ana.inner_text("#account-name")  # the wager waits
+        _step(ana, lambda: ana.click("#reality-go"))
+        assert ana.is_hidden("#reality-dialog")
+        ana.wait_for_selector("#account-name:has-text('wallet $30.00')")
+        browser.close()
+    with Store(f"sqlite:///{db}") as store, store.read() as conn:
+        acks = conn.execute(text("SELECT value FROM play_limits WHERE kind='reality-ack'"))
+        assert [int(v) for (v,) in acks] == [31]
     assert main(["verify", "--db", f"sqlite:///{db}"]) == 0

@@ -143,6 +143,7 @@ class Door:
             f"reality check: you have played {played} minutes, net {sign}{abs(net) / 100:.2f}; "
             "acknowledge it to go on",
             code="reality",
+            facts={"reality": {"minutes": played, "net": net, "every": minutes}},
         )
 
     def acknowledge(self, name: str) -> None:

@@ -438,6 +438,7 @@ def _error(exc: Exception, ref: Any = None) -> dict[str, Any]:
         out["code"] = exc.code
         if exc.rule:
             out["rule"] = exc.rule
+        out |= exc.facts
     else:
         out["code"] = "invalid"
     return out

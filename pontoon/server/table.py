@@ -145,12 +145,20 @@ class RemoteWallet(Protocol):
 
 
 class Refused(Exception):
-    """A message refused: nothing changed. ``rule`` names the rule when one applies."""
+    """A message refused: nothing changed. ``rule`` names the rule when one applies;
+    ``facts``: what a page needs to show the refusal (added to the error message)."""
 
-    def __init__(self, text: str, rule: str | None = None, code: str = "illegal") -> None:
+    def __init__(
+        self,
+        text: str,
+        rule: str | None = None,
+        code: str = "illegal",
+        facts: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(text)
         self.rule = rule
         self.code = code
+        self.facts = facts or {}
 
 
 def card_list(cards: list[Any]) -> list[str]:

@@ -8,7 +8,7 @@ const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   surrender: "Surrender", insure: "Insure", "no-insurance": "No insurance", decline: "Decline",
   refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
 let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = null, chart = null;
-let seq = 0;
+let seq = 0, sent = {};
 // accounts mode: people log in; the socket and requests carry the session's cookie (no token)
 const COOKIE = "cookie";
 let accounts = false, me = null;  // me: {name, role, balance, csrf} of the logged-in account
@@ -53,6 +53,7 @@ async function whoAmI() {
   const wallet = me && me.role === "player" ? ` · wallet ${money(me.balance)}` : "";
   $("account-name").textContent = me ? `${me.name} (${me.role})${wallet}` : "";
   $("pit-link").hidden = !(me && ["supervisor", "pitboss"].includes(me.role));
+  $("limits-button").hidden = !(me && me.role === "player");
 }
 async function post(path, body) {
   const headers = body ? { "Content-Type": "application/json" } : {};
@@ -126,7 +127,7 @@ function connect(t, tok) {
       if (tok === COOKIE && m.code === "auth") return;  // logged in, not at this table: watch
       say((m.rule ? `rule ${m.rule}: ` : "") + m.error);
       // the reality check the player set: time played and net, acknowledged before a wager
-      if (m.code === "reality" && confirm(m.error)) send({ type: "reality" });
+      if (m.code === "reality") realityCheck(m.reality, sent[m.ref]);
       if (m.code === "auth") { sessionStorage.removeItem("pontoon-token-" + t); }
     } else if (m.type === "left" || (m.type === "ok" && m.cashed_out !== undefined)) {
       // left, from this tab or another: back to watching
@@ -149,6 +150,7 @@ function connect(t, tok) {
 function send(msg) {
   if (!ws || ws.readyState !== 1) { say("not connected"); return; }
   msg.id = `${Date.now().toString(36)}-${++seq}`;
+  if (msg.type === "bet") sent = { [msg.id]: msg };  // a wager a reality check holds back
   ws.send(JSON.stringify(msg));
 }
 
