@@ -62,6 +62,7 @@ from .protocol import (
     parse,
 )
 from .table import HIDDEN, Client, Refused, Session, Table, TableConfig, with_limits
+from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
 
@@ -90,6 +91,7 @@ class Hub:
         limits: Limits | None = None,
         accounts: Accounts | None = None,
         operator: OperatorConfig | None = None,
+        leasing: Leasing | None = None,
     ) -> None:
         self.store = store
         self.writer = GroupWriter(store)
@@ -99,13 +101,8 @@ class Hub:
         if operator is not None:
             assert self.wallets is not None, "an operator's wallet needs accounts"
             self.remote = OperatorWallet(store, operator, self.wallets)
-        self.tables: dict[str, Table] = {}
-        for c in configs:  # what the pit boss set outlives a restart: the limits before the
-            found = settings(store, c.name)  # round in play is resumed under them
-            if found.limits is not None:
-                c = replace(c, rules=with_limits(c.rules, *found.limits))
-            t = self.tables[c.name] = Table(c, store, self.writer, self.wallets, self.remote)
-            t.closed = found.closed
+        self.configs = {c.name: c for c in configs}
+        self.tables: dict[str, Table] = {}  # the tables this process serves
         self.sessions: dict[str, Session] = {}  # by the token's digest
         self.supervisors: dict[str, Session] = {}  # the supervisor's session at each table
         self.staff: dict[tuple[str, str], Session] = {}  # (table, account): staff at a table
@@ -114,6 +111,39 @@ class Hub:
         self.limits = limits = limits or Limits()
         self.charts = Charts()
         self.throttle = Throttle(limits.failures, limits.failure_window)
+        self.tenure: Tenure | None = None  # several processes: the tables held by lease
+        if leasing is None:
+            for name in self.configs:
+                self.open_table(name)
+        else:
+            self.tenure = Tenure(store, leasing, list(self.configs), self.open_table, self.drop)
+            self.tenure.start()
+
+    def open_table(self, name: str, fence: int | None = None) -> None:
+        """Serve table ``name`` (its writes carry ``fence``, the lease's token, when leased),
+        its round in play resumed from the store. What the pit boss set outlives a restart:
+        the limits go into the rule set before the round in play is resumed under them."""
+        c, found = self.configs[name], settings(self.store, name)
+        if found.limits is not None:
+            c = replace(c, rules=with_limits(c.rules, *found.limits))
+        t = Table(c, self.store, self.writer, self.wallets, self.remote, fence)
+        t.closed = found.closed
+        self.tables[name] = t
+        t.arm_timer()  # a resumed round's turn timer
+
+    def drop(self, name: str) -> None:
+        """Stop serving table ``name`` (its lease is another process's now): its sockets are
+        closed (4503: connect again) and its sessions forgotten here (the store keeps them)."""
+        t = self.tables.pop(name, None)
+        if t is None:
+            return
+        moved = {"type": "error", "code": "moved", "error": f"table {name} moved: connect again"}
+        for client in list(t.clients):
+            client.close(CLOSE_MOVED, moved)
+        t.close()
+        self.sessions = {k: v for k, v in self.sessions.items() if v.table != name}
+        self.supervisors.pop(name, None)
+        self.staff = {k: v for k, v in self.staff.items() if k[0] != name}
 
     def session(self, table: str, token: str | None, addr: str | None = None) -> Session:
         """The session of ``token`` at ``table``: from memory, else from the store (a session
@@ -496,6 +526,7 @@ def create_app(
     login_hours: float = 24.0,
     operator: OperatorConfig | None = None,
     welcome: int = 0,
+    leasing: Leasing | None = None,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
@@ -505,7 +536,9 @@ def create_app(
     ``login_hours`` in a cookie), staff by their roles, players' wallets behind the tables;
     ``password_strength``: the argon2id profile (:func:`pontoon.store.accounts.hasher`).
     ``operator``: the players' wallets are an operator's, who launches its players with a
-    token (:mod:`pontoon.server.operator`; accounts mode with it)."""
+    token (:mod:`pontoon.server.operator`; accounts mode with it). ``leasing``: this process
+    is one of several on the store, serving the tables it holds by lease
+    (:mod:`pontoon.server.tenure`)."""
     accounts = accounts or operator is not None
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Any] = {}
@@ -514,7 +547,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(store_url, shoe_keys)
         people = Accounts(store, hasher(password_strength)) if accounts else None
-        hub = Hub(store, tables, token, limits, people, operator)
+        hub = Hub(store, tables, token, limits, people, operator, leasing)
         state["hub"] = hub
         if people is not None:
             assert hub.wallets is not None
@@ -522,16 +555,15 @@ def create_app(
             state["door"] = hub.door = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
             hub.door.remote = hub.remote is not None
         app.state.hub = hub
-        for t in hub.tables.values():
-            t.arm_timer()  # a resumed round's turn timer
         expiry = asyncio.create_task(_expire_sessions(hub))
         outbox = asyncio.create_task(hub.remote.outbox()) if hub.remote is not None else None
+        tending = asyncio.create_task(hub.tenure.run()) if hub.tenure is not None else None
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
         # cyclic collector need not scan it again and again (its pauses add to the latency).
         gc.collect()
         gc.freeze()
         yield
-        for task in (expiry, outbox):
+        for task in (expiry, outbox, tending):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError):
@@ -540,6 +572,8 @@ def create_app(
             await hub.remote.close()
         for t in hub.tables.values():
             t.close()
+        if hub.tenure is not None:  # the tables may be taken at once by the others
+            await asyncio.to_thread(hub.tenure.stop)
         hub.charts.close()
         if "door" in state:
             state["door"].close()

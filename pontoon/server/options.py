@@ -104,6 +104,19 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--host is a loopback address, else any)",
     )
     p.add_argument(
+        "--lease",
+        type=float,
+        metavar="SECONDS",
+        help="one of several processes on the store: serve the tables this one holds by a "
+        "lease of SECONDS (1-60), take over the tables of a process that stops renewing",
+    )
+    p.add_argument(
+        "--advertise",
+        metavar="HOST:PORT",
+        help="with --lease: the address the other processes reach this one at (default: "
+        "--host:--port)",
+    )
+    p.add_argument(
         "--api-docs",
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",

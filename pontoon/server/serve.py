@@ -157,6 +157,21 @@ def _welcome(args: argparse.Namespace) -> int:
     return cents
 
 
+def _leasing(args: argparse.Namespace) -> Any:
+    """``--lease``: this process is one of several on the store (None: it serves every table)."""
+    seconds = getattr(args, "lease", None)
+    if seconds is None:
+        if getattr(args, "advertise", None):
+            raise InputError("serve: --advertise goes with --lease")
+        return None
+    if not 1 <= seconds <= 60:
+        raise InputError(f"serve: --lease must be 1 to 60 seconds, not {seconds:g}")
+    from .tenure import Leasing
+
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return Leasing(getattr(args, "advertise", None) or f"{host}:{args.port}", seconds)
+
+
 def _url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
@@ -179,6 +194,7 @@ def serve(args: argparse.Namespace) -> int:
     limit = limits(args)
     hosts = allowed_hosts(args)
     operator = operator_config(args)
+    leasing = _leasing(args)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
     login_hours = getattr(args, "login_hours", 24.0)
     if not 0 < login_hours <= 24 * 365:
@@ -198,6 +214,7 @@ def serve(args: argparse.Namespace) -> int:
         login_hours=login_hours,
         operator=operator,
         welcome=_welcome(args),
+        leasing=leasing,
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)

@@ -198,6 +198,7 @@ class Table:
         writer: GroupWriter,
         wallets: dict[str, int] | None = None,
         remote: RemoteWallet | None = None,
+        fence: int | None = None,
     ) -> None:
         self.config = config
         self.writer = writer  # the store's one writer: group commits shared by all tables
@@ -207,8 +208,8 @@ class Table:
         self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
         self.wallets = wallets
         self.remote = remote  # the wallets are an operator's: each movement is a call to it
-        self.log = TableLog(
-            store, config.name, wallet=wallets is not None, remote=remote is not None
+        self.log = TableLog(  # ``fence``: the lease's token, when processes share the store
+            store, config.name, wallet=wallets is not None, remote=remote is not None, fence=fence
         )
         self.lock = asyncio.Lock()
         self.version = 0

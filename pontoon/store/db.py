@@ -198,6 +198,9 @@ class Batch:
     # (by the event's seq), marked done here; each credit is a new call, pending until sent
     remote: dict[int, str] | None = None
     staff: tuple[str, str, str] | None = None  # (account, role, action) a staff member made
+    # the fencing token of the writer's lease on the table: the write is refused once another
+    # process has taken the lease (pontoon.store.leases); None: a table without leases
+    fence: int | None = None
 
 
 class StoredSession(NamedTuple):
@@ -424,6 +427,7 @@ class Store:
         """Write ``batches`` in the open transaction (``sealed``: their shoes, by the batch's
         ``id``); :class:`ConflictError` when a table's head has moved (the caller rolls back)."""
         heads: list[dict[str, Any]] = []
+        fenced: list[dict[str, Any]] = []  # the heads of leased tables
         rows: list[dict[str, Any]] = []
         entries: list[dict[str, Any]] = []
         round_rows: list[dict[str, Any]] = []
@@ -497,9 +501,11 @@ class Store:
                             "amount": amount,
                         }
                     )
-            heads.append(
-                {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
-            )
+            head = {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
+            if batch.fence is None:
+                heads.append(head)
+            else:
+                fenced.append(head | {"b_fence": batch.fence})
             if rnd is not None:
                 assert round_id is not None
                 round_rows.append(
@@ -526,10 +532,12 @@ class Store:
                 )
             out.append(Written(round_id, last, h, at))
         sql = self._sql
-        moved = sql.run(conn, sql.move_head, heads)
-        if moved != len(heads):
+        moved = sql.run(conn, sql.move_head, heads) + sql.run(conn, sql.move_fenced_head, fenced)
+        if moved != len(heads) + len(fenced):
             names = ", ".join(sorted({repr(b.table) for b in batches}))
-            raise ConflictError(f"table {names} was written by another process: start again")
+            raise ConflictError(
+                f"table {names} was written by another process, or its lease was lost: start again"
+            )
         sql.run(conn, sql.insert_events, rows)
         sql.run(conn, sql.insert_ledger, entries)
         sql.run(conn, sql.update_round, round_rows)
@@ -737,6 +745,7 @@ _MOVE_HEAD = (
     .where(tables.c.id == bindparam("b_table"), tables.c.head_seq == bindparam("b_old"))
     .values(head_seq=bindparam("b_seq"), head_hash=bindparam("b_hash"))
 )
+_MOVE_FENCED_HEAD = _MOVE_HEAD.where(tables.c.fence == bindparam("b_fence"))
 _UPDATE_ROUND = (
     update(rounds)
     .where(rounds.c.id == bindparam("b_id"))
@@ -765,6 +774,7 @@ class _Statements:
     def __init__(self, dialect: Any) -> None:
         self.dialect = dialect
         self.move_head = self._compile(_MOVE_HEAD)
+        self.move_fenced_head = self._compile(_MOVE_FENCED_HEAD)
         self.insert_events = self._compile(events.insert(), [c.name for c in events.c])
         self.insert_ledger = self._compile(
             ledger.insert(), [c.name for c in ledger.c if c.name != "id"]

@@ -58,6 +58,7 @@ class TableLog:
         top_up: bool = False,
         wallet: bool = False,
         remote: bool = False,
+        fence: int | None = None,
     ) -> None:
         if not table or len(table) > 64:
             raise InputError("a table's name is 1 to 64 characters")
@@ -69,6 +70,7 @@ class TableLog:
         # balance at the table is debited from the wallet, what a round leaves is credited
         self.wallet = wallet or remote
         self.remote = remote  # the wallets are an operator's (calls recorded, not balances)
+        self.fence = fence  # the lease's fencing token every write carries (leased tables)
         self.buy_in = chain.WALLET if self.wallet else "buy-in"
         self.cash_out = chain.WALLET if self.wallet else "cash-out"
         store.ensure_table(table)
@@ -136,6 +138,7 @@ class TableLog:
             snapshot(shoe) if shoe is not None else None,
             wallet=self.wallet,
             remote={} if self.remote else None,
+            fence=self.fence,
         )
         return Prepared(batch, balances)
 

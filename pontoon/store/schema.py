@@ -47,7 +47,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0007"
+HEAD = "0008"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -62,6 +62,11 @@ tables = Table(
     Column("created_at", String(32), nullable=False),
     Column("head_seq", BigInteger, nullable=False),
     Column("head_hash", String(64), nullable=False),
+    # the lease of a table served by several processes (pontoon.store.leases)
+    Column("owner", String(200), nullable=True),
+    Column("address", String(200), nullable=True),
+    Column("fence", BigInteger, nullable=False, server_default="0"),
+    Column("lease_until", BigInteger, nullable=True),
 )
 
 rounds = Table(

@@ -1,0 +1,105 @@
+"""One server process among several on one store: the tables it holds by lease.
+
+At start the process takes the lease of every configured table nobody holds; then, every third
+of the lease's length, it renews its leases, drops each table whose lease another process took
+(its sockets are closed with 4503: the page connects again, and finds the table's new owner),
+and takes each table whose owner let its lease lapse (died, stalled, cut off), resuming its
+round from the store exactly as a restart does. :mod:`pontoon.store.leases` says why a process
+that lost a lease can never write to the table again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pontoon.store.db import Store
+from pontoon.store.leases import Lease, release, renew, take
+
+log = logging.getLogger("pontoon.server")
+
+CLOSE_MOVED = 4503  # a socket closed because its table is served by another process now
+
+
+def _name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Leasing:
+    """Tables shared by several processes: the address the others reach this one at, the
+    lease's length, and this process's name (unique: a restarted process is a new owner)."""
+
+    address: str
+    seconds: float = 3.0
+    owner: str = field(default_factory=_name)
+
+
+class Tenure:
+    """The leases of one process. ``open(name, fence)`` serves a table taken (its writes carry
+    ``fence``); ``drop(name)`` stops serving one lost."""
+
+    def __init__(
+        self,
+        store: Store,
+        leasing: Leasing,
+        names: list[str],
+        open: Callable[[str, int], None],
+        drop: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.leasing = leasing
+        self.names = names
+        self._open = open
+        self._drop = drop
+        self.held: dict[str, Lease] = {}
+
+    def start(self) -> None:
+        """Take and open every table nobody holds."""
+        for name in self.names:
+            self._take(name)
+
+    def _take(self, name: str) -> None:
+        me = self.leasing
+        lease = take(self.store, name, me.owner, me.address, me.seconds)
+        if lease is not None:
+            self.held[name] = lease
+            log.info("table %s taken (fence %d)", name, lease.fence)
+            self._open(name, lease.fence)
+
+    async def tend(self) -> None:
+        """Renew, drop what was lost, take what lapsed."""
+        fences = {n: lease.fence for n, lease in self.held.items()}
+        kept = await asyncio.to_thread(
+            renew, self.store, self.leasing.owner, fences, self.leasing.seconds
+        )
+        for name in list(self.held):
+            if name not in kept:
+                log.warning("table %s: its lease was lost; another process serves it", name)
+                del self.held[name]
+                self._drop(name)
+        self.held.update(kept)
+        for name in self.names:
+            if name not in self.held:
+                self._take(name)
+
+    async def run(self) -> None:
+        """Tend the leases for the life of the server; a failing pass (the store away) is
+        logged and the next one tries again (the leases lapse meanwhile: the tables' writes
+        are refused from the moment another process takes them)."""
+        while True:
+            await asyncio.sleep(self.leasing.seconds / 3)
+            try:
+                await self.tend()
+            except Exception:  # not CancelledError: the server stopping ends the task
+                log.exception("tending the leases failed; tried again later")
+
+    def stop(self) -> None:
+        """The server stops: its tables may be taken at once."""
+        release(self.store, self.leasing.owner)
+        self.held.clear()

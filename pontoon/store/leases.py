@@ -1,0 +1,118 @@
+"""Leases: which server process owns each table when several share one store.
+
+A process takes a table's lease when nobody holds it or its holder let it lapse; taking it
+raises the table's fencing token (``tables.fence``). Every write of a leased table carries the
+token its writer took the lease with (:attr:`pontoon.store.db.Batch.fence`), checked in the
+statement that moves the table's head: once another process has taken the lease, the old
+owner's writes are refused (:class:`~pontoon.store.db.ConflictError`), whether it was stalled,
+cut off or merely slow. Safety rests on the token alone; the clocks only decide when a lapsed
+lease may be taken (liveness), so hosts' clocks need only roughly agree.
+
+>>> from pontoon.store.db import Store
+>>> import tempfile, os
+>>> store = Store("sqlite:///" + os.path.join(tempfile.mkdtemp(), "s.db"))
+>>> a = take(store, "kauri", "a", "10.0.0.1:8001", 3.0)
+>>> a.fence, take(store, "kauri", "b", "10.0.0.2:8001", 3.0)
+(1, None)
+>>> take(store, "kauri", "b", "10.0.0.2:8001", 3.0, now=a.until + 1).fence  # a lapsed
+2
+>>> renew(store, "a", {"kauri": 1}, 3.0)  # a's lease is gone, and so are its writes
+{}
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import or_, select, update
+
+from pontoon.store.db import Store
+from pontoon.store.schema import tables
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A table held by this process: its fencing token and the lease's end (ms since the
+    epoch)."""
+
+    table: str
+    fence: int
+    until: int
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who serves a table now: the owner's name and address, and when the lease ends."""
+
+    owner: str
+    address: str
+    until: int
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def take(
+    store: Store, table: str, owner: str, address: str, seconds: float, *, now: int | None = None
+) -> Lease | None:
+    """The lease of ``table`` for ``owner`` (reachable at ``address``) for ``seconds``, with a
+    new fencing token; None while another owner holds it."""
+    store.ensure_table(table)
+    now = now_ms() if now is None else now
+    until = now + int(seconds * 1000)
+    t = tables.c
+    with store.write() as conn:
+        taken = conn.execute(
+            update(tables)
+            .where(t.id == table, or_(t.owner.is_(None), t.lease_until < now))
+            .values(owner=owner, address=address, fence=t.fence + 1, lease_until=until)
+        ).rowcount
+        if taken != 1:
+            return None
+        fence = conn.execute(select(t.fence).where(t.id == table)).scalar_one()
+    return Lease(table, int(fence), until)
+
+
+def renew(
+    store: Store, owner: str, held: dict[str, int], seconds: float, *, now: int | None = None
+) -> dict[str, Lease]:
+    """Extend ``owner``'s leases (``held``: table -> fencing token) by ``seconds`` from now;
+    the ones it still holds. A lease another owner took is not among them: its table must be
+    dropped (its writes are refused anyway)."""
+    if not held:
+        return {}
+    until = (now_ms() if now is None else now) + int(seconds * 1000)
+    t = tables.c
+    mine = [t.owner == owner, t.id.in_(list(held))]
+    with store.write() as conn:
+        conn.execute(update(tables).where(*mine).values(lease_until=until))
+        rows = conn.execute(select(t.id, t.fence).where(*mine)).all()
+    return {
+        str(name): Lease(str(name), int(fence), until)
+        for name, fence in rows
+        if held[str(name)] == int(fence)
+    }
+
+
+def release(store: Store, owner: str) -> None:
+    """``owner`` stops: its tables may be taken at once (the fencing tokens stay)."""
+    t = tables.c
+    with store.write() as conn:
+        gone = {"owner": None, "address": None, "lease_until": None}
+        conn.execute(update(tables).where(t.owner == owner).values(gone))
+
+
+def holders(store: Store, *, now: int | None = None) -> dict[str, Holder]:
+    """Every table whose lease is held now, with its holder."""
+    now = now_ms() if now is None else now
+    t = tables.c
+    with store.read() as conn:
+        rows = conn.execute(
+            select(t.id, t.owner, t.address, t.lease_until).where(
+                t.owner.is_not(None), t.lease_until >= now
+            )
+        ).all()
+    return {str(i): Holder(str(o), str(a), int(u)) for i, o, a, u in rows}

@@ -1,0 +1,168 @@
+"""Several server processes on one store (issue 20): each table is served by the process that
+holds its lease, and a process that lost the lease can never write to the table again — the
+fencing token each lease raises is checked by every write. An owner killed with SIGKILL is
+replaced within a bounded time, its round resumed from the store; a stalled owner that wakes
+up is refused, not believed, and stops serving the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from pontoon.cli import main
+from pontoon.store.db import ConflictError, Store
+from pontoon.store.leases import holders, release, renew, take
+from pontoon.store.recorder import TableLog
+from pontoon.store.schema import tables
+from pontoon.store.verify import verify
+from tests.test_store import BACKENDS, fresh_database
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_lapsed_owner_can_never_write_again(backend: str, tmp_path: Path) -> None:
+    with fresh_database(backend, tmp_path) as url, Store(url) as store:
+        a = take(store, "kauri", "a", "10.0.0.1:8000", 3.0)
+        assert a is not None and a.fence == 1
+        assert take(store, "kauri", "b", "10.0.0.2:8000", 3.0) is None  # a holds it
+        assert renew(store, "a", {"kauri": 1}, 3.0)["kauri"].fence == 1
+        mine = TableLog(store, "kauri", fence=a.fence)
+        mine.deposit("ana", 500)
+        b = take(store, "kauri", "b", "10.0.0.2:8000", 3.0, now=a.until + 10_000)  # a lapsed
+        assert b is not None and b.fence == 2
+        assert renew(store, "a", {"kauri": 1}, 3.0) == {}  # a learns it lost the table
+        with pytest.raises(ConflictError, match="lease"):
+            mine.deposit("ana", 500)  # the stale owner's write: refused
+        mine.reload()  # even at the table's new head, its token is the old one
+        with pytest.raises(ConflictError):
+            mine.deposit("ana", 500)
+        TableLog(store, "kauri", fence=b.fence).deposit("ana", 700)
+        assert holders(store)["kauri"].owner == "b"
+        release(store, "b")  # b stops: the table may be taken at once
+        assert "kauri" not in holders(store)
+        c = take(store, "kauri", "c", "10.0.0.3:8000", 3.0)
+        assert c is not None and c.fence == 3
+        assert TableLog(store, "kauri").balance("ana") == 1200  # nothing of a's second write
+        assert verify(store).ok
+
+
+LEASE = 1.0  # seconds: a lapsed owner's tables are taken within LEASE + LEASE / 3
+
+
+@contextmanager
+def _server(cwd: Path, url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    from tests.test_server_helpers import free_port, start_server
+
+    port = free_port()
+    options = ["--db", url, "--table", "kauri", "--lease", str(LEASE)]
+    options += ["--supervisor-token", "lease-test-supervisor", "--bankroll", "100000"]
+    proc = start_server(cwd, port, options)
+    try:
+        yield proc, f"http://127.0.0.1:{port}"
+    finally:
+        if proc.poll() is None:  # stopped as an operator stops it: it lets go of its leases
+            os.kill(proc.pid, signal.SIGCONT)
+            proc.terminate()
+        proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+def _serves(base: str) -> bool:
+    import httpx
+
+    return httpx.get(base + "/api/tables/kauri/state", timeout=5).status_code == 200
+
+
+def _until(test: Any, seconds: float) -> float:
+    """How long ``test()`` took to come true (fails after ``seconds``)."""
+    start = time.monotonic()
+    while not test():
+        assert time.monotonic() - start < seconds, "not within the time"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def _state(base: str, token: str) -> dict[str, Any]:
+    import httpx
+
+    state: dict[str, Any] = httpx.get(f"{base}/api/tables/kauri/state?token={token}").json()
+    return state
+
+
+def _head(url: str) -> int:
+    """The table's last event, as the store has it."""
+    with Store(url) as store, store.read() as conn:
+        return int(conn.execute(select(tables.c.head_seq)).scalar_one())
+
+
+def _playing(base: str, token: str) -> bool:
+    return _state(base, token)["phase"] == "playing"
+
+
+def _say(ws: Any, **msg: Any) -> dict[str, Any]:
+    """Send ``msg``; the reply (the states on the way skipped)."""
+    ws.send(json.dumps(msg | {"id": f"m{time.monotonic_ns()}"}))
+    while (m := json.loads(ws.recv(timeout=10)))["type"] == "state":
+        pass
+    reply: dict[str, Any] = m
+    return reply
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
+    backend: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("fastapi")
+    import httpx
+    from websockets.sync.client import connect
+
+    with fresh_database(backend, tmp_path) as url:
+        with _server(tmp_path, url) as (a, at_a), _server(tmp_path, url) as (b, at_b):
+            assert _serves(at_a) and not _serves(at_b)  # the first to start holds the table
+            join = httpx.post(at_a + "/api/tables/kauri/join", json={"name": "ana"})
+            token = join.json()["token"]
+            with connect(f"ws{at_a[4:]}/ws/kauri?token={token}") as ws:
+                for _ in range(6):  # until a round is in play (not ended by a pontoon at once)
+                    assert _say(ws, type="bet", box=1, amount=500)["type"] == "ok"
+                    assert _say(ws, type="deal")["type"] == "ok"
+                    if _playing(at_a, token):
+                        break
+                assert _playing(at_a, token)
+            a.kill()  # SIGKILL: its lease lapses, b takes the table
+            took = _until(lambda: _serves(at_b), 5.0)
+            assert took <= LEASE + LEASE / 3 + 1.0, took
+            state = _state(at_b, token)  # the round, resumed where a left it
+            assert state["phase"] == "playing" and state["awaiting"]["box"] == 1
+            assert any("resumed from the store" in n for n in state["notes"])
+            legal = state["legal"][0]  # a decision ana may make
+            move = {"type": "act", "action": legal["action"], "box": legal["box"]}
+            with _server(tmp_path, url) as (_, at_c):
+                assert not _serves(at_c)  # b holds the table
+                with connect(f"ws{at_b[4:]}/ws/kauri?token={token}") as ws:
+                    ws.recv(timeout=10)  # the state
+                    written = _head(url)
+                    os.kill(b.pid, signal.SIGSTOP)  # b stalls; its lease lapses
+                    _until(lambda: _serves(at_c), 5.0)
+                    ws.send(json.dumps(move | {"id": "sent-to-a-stalled-owner"}))
+                    os.kill(b.pid, signal.SIGCONT)  # b wakes up with a decision to apply
+                    _until(lambda: not _serves(at_b), 5.0)  # and stops serving the table
+                assert _head(url) == written  # b's write was refused
+                after = _state(at_c, token)
+                assert after["awaiting"] == state["awaiting"]
+                assert after["events"] == state["events"]
+                with connect(f"ws{at_c[4:]}/ws/kauri?token={token}") as ws:
+                    ws.recv(timeout=10)
+                    assert _say(ws, **move)["type"] == "ok"  # c writes it
+        with Store(url) as store:
+            assert take(store, "kauri", "d", "x:1", 1.0) is not None  # c let go as it stopped
+        assert main(["verify", "--db", url]) == 0
