@@ -78,9 +78,12 @@ def _server(cwd: Path, url: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
 
 
 def _serves(base: str) -> bool:
+    """Whether the process at ``base`` holds table kauri (another may answer for it, passing
+    the request on to the owner)."""
     import httpx
 
-    return httpx.get(base + "/api/tables/kauri/state", timeout=5).status_code == 200
+    listed = httpx.get(base + "/api/tables", timeout=5).json()
+    return any(t["name"] == "kauri" and not t.get("elsewhere") for t in listed)
 
 
 def _until(test: Any, seconds: float) -> float:
@@ -166,3 +169,79 @@ def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
         with Store(url) as store:
             assert take(store, "kauri", "d", "x:1", 1.0) is not None  # c let go as it stopped
         assert main(["verify", "--db", url]) == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_processes_share_the_tables_and_bring_clients_to_their_owner(
+    backend: str, tmp_path: Path
+) -> None:
+    """``serve --processes 2``: the tables are spread between the two, a client reaches every
+    table through the one public port (passed on to the owner), a child killed is replaced,
+    its tables taken by the other, and a stop lets go of every lease."""
+    pytest.importorskip("fastapi")
+    import httpx
+    from websockets.sync.client import connect
+
+    from tests.test_server_helpers import free_port, start_server
+
+    names = ["t1", "t2", "t3", "t4"]
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with fresh_database(backend, tmp_path) as url:
+        options = ["--db", url, "--processes", "2", "--lease", str(LEASE)]
+        options += ["--supervisor-token", "lease-test-supervisor"]
+        for name in names:
+            options += ["--table", name]
+        parent = start_server(tmp_path, port, options)
+        try:
+            _until(lambda: all(_serves_table(base, t) for t in names), 10.0)
+            with Store(url) as store:
+                owners = {h.owner for h in holders(store).values()}
+            assert len(owners) == 2  # two tables each
+            for t in names:  # whichever process answers, the owner plays
+                joined = httpx.post(f"{base}/api/tables/{t}/join", json={"name": "ana"})
+                token = joined.json()["token"]
+                with connect(f"ws{base[4:]}/ws/{t}?token={token}", origin=base) as ws:
+                    assert json.loads(ws.recv(timeout=10))["table"] == t
+                    assert _say(ws, type="bet", box=1, amount=500)["type"] == "ok"
+            with Store(url) as store:
+                victim = holders(store)["t1"]
+            pid = int(victim.owner.split(":")[-2])
+            os.kill(pid, signal.SIGKILL)
+            _until(lambda: _holder(url, "t1") not in (None, victim.owner), 5.0)
+            assert _serves_table(base, "t1")
+            _until(lambda: len(_children(parent.pid)) == 2, 10.0)  # started again
+        finally:
+            parent.terminate()
+            parent.wait(30)
+            assert parent.stdout is not None
+            parent.stdout.close()
+        with Store(url) as store:
+            assert holders(store) == {}  # every lease let go
+        assert main(["verify", "--db", url]) == 0
+
+
+def _serves_table(base: str, table: str) -> bool:
+    import httpx
+
+    return httpx.get(f"{base}/api/tables/{table}/state", timeout=5).status_code == 200
+
+
+def _holder(url: str, table: str) -> str | None:
+    with Store(url) as store:
+        found = holders(store).get(table)
+    return None if found is None else found.owner
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out

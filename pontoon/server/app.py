@@ -42,6 +42,7 @@ from pontoon.store.table_settings import settings
 
 from .accounts import COOKIE, Door
 from .accounts import add_routes as account_routes
+from .forward import Forward
 from .limits import Bucket, Limits, Throttle
 from .operator import OperatorConfig, OperatorWallet, add_launch
 from .outbox import Outbox
@@ -61,7 +62,16 @@ from .protocol import (
     look,
     parse,
 )
-from .table import HIDDEN, Client, Refused, Session, Table, TableConfig, with_limits
+from .table import (
+    HIDDEN,
+    Client,
+    Refused,
+    Session,
+    Table,
+    TableConfig,
+    public_rules,
+    with_limits,
+)
 from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
@@ -70,6 +80,7 @@ STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
 UNKNOWN = "unknown session token for this table"
 THROTTLED = "too many failed authentications from this address: try again later"
+MOVING = "table {} is moving to another server: try again in a moment"
 CLOSE_REPLACED = 4409  # a socket closed because its session opened one too many
 
 
@@ -226,6 +237,8 @@ class Hub:
 
     def table(self, name: str) -> Table:
         t = self.tables.get(name)
+        if t is None and name in self.configs:  # held by no process at this moment
+            raise HTTPException(503, MOVING.format(name))
         if t is None:
             raise HTTPException(404, f"no table {name!r}")
         return t
@@ -584,6 +597,16 @@ def create_app(
         docs["openapi_url"] = None
     app = _Server(title="Pontoon table server", lifespan=lifespan, **docs)
     hosts = [h.lower() for h in allowed_hosts or ()]
+
+    async def where(table: str) -> str | None:
+        """The address of the process serving ``table``, when another process does."""
+        h: Hub | None = state.get("hub")
+        if h is None or h.tenure is None or table in h.tables or table not in h.configs:
+            return None
+        return await h.tenure.address_of(table)
+
+    if leasing is not None:
+        app.add_middleware(Forward, where=where, hosts=hosts)
     if hosts:
         app.add_middleware(Hosts, hosts=hosts)
     app.add_middleware(Headers)
@@ -656,6 +679,11 @@ def create_app(
                     "players": sorted(t.names),
                 }
             )
+        for name, c in hub().configs.items():  # served by another process (its own answer
+            if name not in hub().tables:  # is at /api/tables/{name}/state)
+                rules = public_rules(c.rules)
+                out.append({"name": name, "rules": rules, "phase": None, "round": None})
+                out[-1] |= {"players": [], "elsewhere": True}
         return out
 
     @app.get("/api/server")
@@ -804,6 +832,10 @@ def create_app(
         try:
             if not same_origin(websocket, hosts):
                 raise Refused("a WebSocket from another site's page is refused", code="origin")
+            if t is None and name in hub().configs:  # between owners: connect again
+                await websocket.send_json(_error(Refused(MOVING.format(name), code="moved")))
+                await websocket.close(code=CLOSE_MOVED)
+                return
             if t is None:
                 raise Refused(f"no table {name!r}", code="table")
             if accounts and not token:

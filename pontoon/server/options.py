@@ -111,6 +111,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "lease of SECONDS (1-60), take over the tables of a process that stops renewing",
     )
     p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N processes on this host, one store, the tables spread by lease (default 1)",
+    )
+    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a --processes child's
+    p.add_argument(
         "--advertise",
         metavar="HOST:PORT",
         help="with --lease: the address the other processes reach this one at (default: "

@@ -188,13 +188,28 @@ def serve(args: argparse.Namespace) -> int:
 
     _check_numbers(args)
     token, given = supervisor_token(args)
+    processes = getattr(args, "processes", 1)
+    if not 1 <= processes <= 64:
+        raise InputError(f"serve: --processes must be 1 to 64, not {processes}")
+    child = getattr(args, "listen_fd", None) is not None
+    if processes > 1 and not child:  # the parent: it starts and watches the processes
+        from .processes import run
+
+        _leasing(args)  # its options checked before anything starts
+        return run(args, token)
     configs = table_configs(args)
     keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
     hosts = allowed_hosts(args)
     operator = operator_config(args)
-    leasing = _leasing(args)
+    sockets = None
+    if child:
+        from .processes import leased_child
+
+        sockets, leasing = leased_child(args)
+    else:
+        leasing = _leasing(args)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
     login_hours = getattr(args, "login_hours", 24.0)
     if not 0 < login_hours <= 24 * 365:
@@ -218,6 +233,8 @@ def serve(args: argparse.Namespace) -> int:
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
+    if leasing is not None:
+        print(f"one of several on the store: {leasing.address}, lease {leasing.seconds:g} s")
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
     if accounts:
         print("accounts: log in at the page; staff with pontoon staff add", flush=True)
@@ -238,5 +255,5 @@ def serve(args: argparse.Namespace) -> int:
     # it back at once: with the default 5 ms switch interval a busy event loop would make
     # every group commit wait several times (1 ms: twice the actions/s, a third the latency).
     sys.setswitchinterval(0.001)
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=sockets)
     return 0

@@ -84,6 +84,11 @@ class TableConfig:
     chart: Callable[[RuleSet], Chart] | None = None
 
 
+def public_rules(rules: RuleSet) -> dict[str, Any]:
+    """The knobs a table shows its players."""
+    return {k: v for k, v in rules.to_dict().items() if k in PUBLIC_KNOBS}
+
+
 def with_limits(rules: RuleSet, table_min: int, table_max: int) -> RuleSet:
     """``rules`` with the pit boss's limits (15.6, 15.2); :class:`Refused` when the rule set
     refuses them (the minimum above the maximum, …)."""
@@ -205,7 +210,7 @@ class Table:
         self.name = config.name
         self.rules = config.rules
         self.natural = self.rules.natural_word
-        self.public_rules = {k: v for k, v in self.rules.to_dict().items() if k in PUBLIC_KNOBS}
+        self.public_rules = public_rules(self.rules)
         self.wallets = wallets
         self.remote = remote  # the wallets are an operator's: each movement is a call to it
         self.log = TableLog(  # ``fence``: the lease's token, when processes share the store
@@ -606,7 +611,7 @@ class Table:
         """The pit boss's new limits (15.6, 15.2) for the rounds to come (a round in play
         keeps its own rule set)."""
         self.rules = rules = with_limits(self.rules, table_min, table_max)
-        self.public_rules = {k: v for k, v in rules.to_dict().items() if k in PUBLIC_KNOBS}
+        self.public_rules = public_rules(rules)
 
     def _check_wager(self, rnd: Round, name: str, msg: Bet) -> None:
         try:

@@ -14,12 +14,13 @@ import asyncio
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pontoon.store.db import Store
-from pontoon.store.leases import Lease, release, renew, take
+from pontoon.store.leases import Holder, Lease, holders, release, renew, take
 
 log = logging.getLogger("pontoon.server")
 
@@ -38,11 +39,14 @@ class Leasing:
     address: str
     seconds: float = 3.0
     owner: str = field(default_factory=_name)
+    processes: int = 1  # how many share the tables: each takes its part while others may
 
 
 class Tenure:
     """The leases of one process. ``open(name, fence)`` serves a table taken (its writes carry
-    ``fence``); ``drop(name)`` stops serving one lost."""
+    ``fence``); ``drop(name)`` stops serving one lost. A process takes its part of the tables
+    (1/``processes`` of them, rounded up) and more only of a table left unheld for a whole
+    pass: a table whose owner died goes to one with room first."""
 
     def __init__(
         self,
@@ -58,11 +62,15 @@ class Tenure:
         self._open = open
         self._drop = drop
         self.held: dict[str, Lease] = {}
+        self.part = -(-len(names) // max(1, leasing.processes))
+        self._unheld: set[str] = set()  # the tables no process held at the last pass
+        self._holders: tuple[float, dict[str, Holder]] = (0.0, {})  # (when read, holders)
 
     def start(self) -> None:
         """Take and open every table nobody holds."""
         for name in self.names:
-            self._take(name)
+            if len(self.held) < self.part:
+                self._take(name)
 
     def _take(self, name: str) -> None:
         me = self.leasing
@@ -84,9 +92,25 @@ class Tenure:
                 del self.held[name]
                 self._drop(name)
         self.held.update(kept)
-        for name in self.names:
-            if name not in self.held:
+        found = await asyncio.to_thread(holders, self.store)
+        self._holders = (time.monotonic(), found)
+        unheld = [n for n in self.names if n not in found and n not in self.held]
+        for name in unheld:
+            if len(self.held) < self.part or name in self._unheld:
                 self._take(name)
+        self._unheld = {n for n in unheld if n not in self.held}
+
+    async def address_of(self, table: str) -> str | None:
+        """The address of the process holding ``table``'s lease, if another (read from the
+        store at most every third of the lease)."""
+        read, found = self._holders
+        if time.monotonic() - read > self.leasing.seconds / 3 or table not in found:
+            found = await asyncio.to_thread(holders, self.store)
+            self._holders = (time.monotonic(), found)
+        holder = found.get(table)
+        if holder is None or holder.owner == self.leasing.owner:
+            return None
+        return holder.address
 
     async def run(self) -> None:
         """Tend the leases for the life of the server; a failing pass (the store away) is

@@ -1,0 +1,147 @@
+"""Bringing a client to its table's owner: any process of several on one store answers a
+request for a table another process holds by passing it on (an HTTP request, or a WebSocket
+pumped both ways), so a page or a bot may connect to any of them.
+
+Passed on: ``/api/tables/{t}/…``, ``/api/pit/tables/{t}`` and ``/ws/{t}`` for a configured
+table ``t`` this process does not hold. The owner sees the client's address in
+``X-Forwarded-For`` (uvicorn believes it from 127.0.0.1 by default: ``--forwarded-allow-ips``
+across hosts). A WebSocket's ``Origin`` is checked here, where the page's host is known; the
+owner's closing code reaches the client (4503 when the table moves again: the page connects
+again, and is brought to the new owner).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+import httpx
+import websockets
+from starlette.websockets import WebSocket
+
+from .web import SECURITY_HEADERS, same_origin
+
+log = logging.getLogger("pontoon.server")
+
+TABLE_PATH = re.compile(r"^/(?:api/tables|api/pit/tables|ws)/([^/]+)(?:/|$)")
+HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
+MINE = {k for k, _ in SECURITY_HEADERS}  # added again on the way out (web.Headers)
+BODY_LIMIT = 1 << 20
+
+
+class Forward:
+    """ASGI middleware: ``where(table)`` is the address of the process serving ``table`` when
+    that is another process (else None: answered here)."""
+
+    def __init__(
+        self, app: Any, where: Callable[[str], Awaitable[str | None]], hosts: list[str]
+    ) -> None:
+        self.app = app
+        self.where = where
+        self.hosts = hosts
+        self.http = httpx.AsyncClient(timeout=30.0)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            found = TABLE_PATH.match(scope["path"])
+            address = await self.where(found.group(1)) if found else None
+            if address is not None:
+                if scope["type"] == "http":
+                    await self._http(scope, receive, send, address)
+                else:
+                    await self._websocket(scope, receive, send, address)
+                return
+        await self.app(scope, receive, send)
+
+    def _headers(self, scope: Any) -> list[tuple[str, str]]:
+        out = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in scope["headers"]
+            if k not in HOP and not k.startswith(b"sec-websocket") and k != b"origin"
+        ]
+        client = scope.get("client")
+        if client:
+            out.append(("x-forwarded-for", client[0]))
+        return out
+
+    async def _http(self, scope: Any, receive: Any, send: Any, address: str) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > BODY_LIMIT:
+                await _answer(send, 413, b"request body too large")
+                return
+            if not message.get("more_body"):
+                break
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = f"http://{address}{scope['path']}" + (f"?{query}" if query else "")
+        try:
+            r = await self.http.request(
+                scope["method"], url, content=body, headers=self._headers(scope)
+            )
+        except httpx.HTTPError as exc:
+            log.warning("the owner of %s at %s did not answer: %s", scope["path"], address, exc)
+            await _answer(send, 503, b"the table's server did not answer: try again")
+            return
+        headers = [
+            (k, v) for k, v in r.headers.raw if k.lower() not in HOP and k.lower() not in MINE
+        ]
+        await send({"type": "http.response.start", "status": r.status_code, "headers": headers})
+        await send({"type": "http.response.body", "body": r.content})
+
+    async def _websocket(self, scope: Any, receive: Any, send: Any, address: str) -> None:
+        if not same_origin(WebSocket(scope, receive, send), self.hosts):
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = f"ws://{address}{scope['path']}" + (f"?{query}" if query else "")
+        await receive()  # websocket.connect
+        try:
+            upstream = await websockets.connect(
+                url, additional_headers=self._headers(scope), compression=None, max_size=1 << 16
+            )
+        except (OSError, websockets.InvalidHandshake, TimeoutError) as exc:
+            log.warning("the owner of %s at %s refused or did not answer: %s", url, address, exc)
+            await send({"type": "websocket.close", "code": 1013})  # try again later
+            return
+        await send({"type": "websocket.accept"})
+
+        async def down() -> None:  # the owner to the client
+            with suppress(websockets.ConnectionClosed):
+                async for m in upstream:
+                    key = "text" if isinstance(m, str) else "bytes"
+                    await send({"type": "websocket.send", key: m})
+            code = upstream.close_code or 1000
+            reason = upstream.close_reason or ""
+            with suppress(Exception):  # the client may be gone already
+                await send({"type": "websocket.close", "code": code, "reason": reason})
+
+        async def up() -> None:  # the client to the owner
+            while True:
+                m = await receive()
+                if m["type"] == "websocket.disconnect":
+                    await upstream.close()
+                    return
+                data = m.get("text") if m.get("text") is not None else m.get("bytes")
+                with suppress(websockets.ConnectionClosed):
+                    await upstream.send(data)
+
+        tasks = [asyncio.create_task(down()), asyncio.create_task(up())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await upstream.close()
+
+
+async def _answer(send: Any, status: int, text: bytes) -> None:
+    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": text})
