@@ -24,9 +24,14 @@ token and plays on a socket that carries the cookie; every wager is then debited
 and every round's leavings credited, in the transactions of their events; ``verify`` checks the
 wallets against the ledger too.
 
+``--processes N`` serves with ``pontoon serve --processes N`` (the tables spread by lease, a
+request for another process's table passed on to it); ``--db URL`` serves from that store (an
+empty PostgreSQL database, say) instead of a temporary SQLite file. The server's CPU is that of
+all its processes; the group-commit figures are one process's.
+
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
-     [--accounts] [--chart] [--keep PATH]
+     [--accounts] [--chart] [--keep PATH] [--processes N] [--db URL]
 """
 
 from __future__ import annotations
@@ -220,10 +225,36 @@ def _make_accounts(url: str, tables: int) -> None:
                 people.cashier(name, Movement.DEPOSIT, 10**8, f"bench-{name}", "cashier")
 
 
+def _counts(url: str) -> tuple[int, int]:
+    """The decisions recorded and the rounds played, as the store has them."""
+    from sqlalchemy import text
+
+    from pontoon.store.db import Store
+
+    with Store(url) as store, store.read() as conn:
+        recorded = conn.execute(
+            text("SELECT count(*) FROM events WHERE kind = 'action' AND player IS NOT NULL")
+        ).scalar_one()
+        rounds = conn.execute(
+            text("SELECT count(*) FROM rounds WHERE status = 'over'")
+        ).scalar_one()
+    return int(recorded), int(rounds)
+
+
 def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds (user + system) used so far by process ``pid`` and its children (the
+    processes of ``--processes``; Linux)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if entry.name == str(pid) or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _own_cpu() -> float:
@@ -305,6 +336,12 @@ def main() -> None:
         "--chart", action="store_true", help="bots play the optimal chart (else hit below 17)"
     )
     parser.add_argument("--keep", metavar="PATH", help="keep the store there (SQLite file)")
+    parser.add_argument(
+        "--db", metavar="URL", help="an empty store to serve from (default: SQLite, temporary)"
+    )
+    parser.add_argument(
+        "--processes", type=int, default=1, help="serve --processes N (the tables by lease)"
+    )
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -312,7 +349,7 @@ def main() -> None:
     base = f"http://{HOST}:{port}"
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
-        url = f"sqlite:///{db}"
+        url = args.db or f"sqlite:///{db}"
         cmd = [
             sys.executable,
             "-m",
@@ -333,6 +370,8 @@ def main() -> None:
             cmd += ["--table", f"t{t}"]
         if args.deflate:
             cmd.append("--deflate")
+        if args.processes > 1:
+            cmd += ["--processes", str(args.processes)]
         if args.accounts:
             _make_accounts(url, tables)
             cmd += ["--accounts", "--password-strength", "minimum"]
@@ -341,7 +380,10 @@ def main() -> None:
             deadline = time.monotonic() + 60
             while True:
                 try:
-                    if httpx.get(f"{base}/api/tables", timeout=1).status_code == 200:
+                    if all(  # every table served (by lease, with --processes)
+                        httpx.get(f"{base}/api/tables/t{t}/state", timeout=1).status_code == 200
+                        for t in range(tables)
+                    ):
                         break
                 except httpx.HTTPError:
                     pass
@@ -370,15 +412,12 @@ def main() -> None:
             ).returncode
             == 0
         )
-        con = sqlite3.connect(db)
-        (recorded,) = con.execute(
-            "SELECT count(*) FROM events WHERE kind = 'action' AND player IS NOT NULL"
-        ).fetchone()
-        (rounds,) = con.execute("SELECT count(*) FROM rounds WHERE status = 'over'").fetchone()
+        recorded, rounds = _counts(url)
         if args.keep:  # for `pontoon report --db sqlite:///PATH`
+            con = sqlite3.connect(db)
             con.execute("VACUUM INTO ?", (args.keep,))
             os.chmod(args.keep, 0o600)
-        con.close()
+            con.close()
     if os.environ.get("BENCH_TRACE"):
         Path(os.environ["BENCH_TRACE"]).write_text(json.dumps(st.trace))
     lost = max(0, st.acts_ok - recorded)
@@ -404,12 +443,13 @@ def main() -> None:
         "bots_cpu_ms_per_action": round(bots_cpu * 1000 / max(1, len(st.latencies)), 3),
         "server_cpu_share": round(server_cpu / elapsed, 2),
         "load_average_1m": round(load[0], 2),
-        "store_commits": writes["commits"],
+        "store_commits": writes["commits"],  # (with --processes: one process's)
         "writes_per_commit": round(writes["batches"] / max(1, writes["commits"]), 2),
         "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
         "verify": "ok" if verified else "BROKEN",
-        "store": "sqlite",
+        "store": url.split(":", 1)[0].split("+")[0],
         "accounts": args.accounts,
+        "processes": args.processes,
         "cores": os.cpu_count(),
     }
     print(
