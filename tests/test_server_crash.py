@@ -43,6 +43,8 @@ async def _play(port: int, table: str, token: str, acked: dict[str, int], stop: 
     try:
         async with websockets.connect(url) as ws:
             state: dict[str, Any] = json.loads(await ws.recv())
+            if state["type"] != "state":  # refused (the table moving, say): try again later
+                return
             n = 0
             while time.monotonic() < stop:
                 if state["phase"] in ("idle", "over"):

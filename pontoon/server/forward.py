@@ -108,7 +108,8 @@ class Forward:
             )
         except (OSError, websockets.InvalidHandshake, TimeoutError) as exc:
             log.warning("the owner of %s at %s refused or did not answer: %s", url, address, exc)
-            await send({"type": "websocket.close", "code": 1013})  # try again later
+            await send({"type": "websocket.accept"})  # to say why: try again later
+            await send({"type": "websocket.close", "code": 1013, "reason": "try again"})
             return
         await send({"type": "websocket.accept"})
 
@@ -119,6 +120,8 @@ class Forward:
                     await send({"type": "websocket.send", key: m})
             code = upstream.close_code or 1000
             reason = upstream.close_reason or ""
+            if code in (1005, 1006):  # no code, or the owner gone: not codes to send
+                code, reason = 1012, "the table's server restarts: connect again"
             with suppress(Exception):  # the client may be gone already
                 await send({"type": "websocket.close", "code": code, "reason": reason})
 

@@ -479,6 +479,7 @@ class Store:
                     {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
                     | e._asdict()
                     | {"follow": None if e.follow is None else str(e.follow), "hash": h}
+                    | {"fence": batch.fence}
                 )
                 money = chain.entry(e)
                 if money is not None:
@@ -532,6 +533,10 @@ class Store:
                 )
             out.append(Written(round_id, last, h, at))
         sql = self._sql
+        # the tables' rows are locked in one order (their names), as renewing leases does:
+        # two transactions of a store shared by processes cannot wait on each other
+        heads.sort(key=lambda h: h["b_table"])
+        fenced.sort(key=lambda h: h["b_table"])
         moved = sql.run(conn, sql.move_head, heads) + sql.run(conn, sql.move_fenced_head, fenced)
         if moved != len(heads) + len(fenced):
             names = ", ".join(sorted({repr(b.table) for b in batches}))
@@ -557,6 +562,9 @@ class Store:
                 ) from None
         else:
             sql.run(conn, sql.insert_session, new_sessions)
+        # each wallet's movements in their order, the wallets in one order (their names): two
+        # processes' group commits never wait on each other's rows
+        moves.sort(key=lambda m: m[1])
         self._move_wallets(conn, [(batches[m[0]].table, *m) for m in moves], out)
         for call in remote:
             if call["status"] == "done":  # acknowledged before this write: now it is recorded

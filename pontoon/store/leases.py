@@ -26,10 +26,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, insert, or_, select, update
 
+from pontoon.store import chain
 from pontoon.store.db import Store
-from pontoon.store.schema import tables
+from pontoon.store.schema import lease_log, tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ def take(
         if taken != 1:
             return None
         fence = conn.execute(select(t.fence).where(t.id == table)).scalar_one()
+        row = {"table_id": table, "fence": fence, "owner": owner, "address": address}
+        conn.execute(insert(lease_log).values(row | {"taken_at": chain.now()}))
     return Lease(table, int(fence), until)
 
 
@@ -87,8 +90,9 @@ def renew(
     until = (now_ms() if now is None else now) + int(seconds * 1000)
     t = tables.c
     mine = [t.owner == owner, t.id.in_(list(held))]
-    with store.write() as conn:
-        conn.execute(update(tables).where(*mine).values(lease_until=until))
+    one = update(tables).where(t.owner == owner, t.id == bindparam("b_table"))
+    with store.write() as conn:  # row by row in the tables' order, as a group commit writes
+        conn.execute(one.values(lease_until=until), [{"b_table": n} for n in sorted(held)])
         rows = conn.execute(select(t.id, t.fence).where(*mine)).all()
     return {
         str(name): Lease(str(name), int(fence), until)

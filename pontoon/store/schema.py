@@ -115,7 +115,18 @@ events = Table(
     Column("by", String(32), nullable=True),
     Column("follow", String(8), nullable=True),  # 15.3(d): "both", "0" or "1" (0005)
     Column("hash", String(64), nullable=False),
+    Column("fence", BigInteger, nullable=True),  # the lease's token it was written under (0008)
     Index("ix_events_round_id", "round_id"),
+)
+
+lease_log = Table(  # who took each fencing token of a table (pontoon.store.leases)
+    "lease_log",
+    metadata,
+    Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
+    Column("fence", BigInteger, primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("address", String(200), nullable=False),
+    Column("taken_at", String(32), nullable=False),
 )
 
 ledger = Table(

@@ -36,6 +36,7 @@ from pontoon.store.roles import IN
 from pontoon.store.schema import (
     accounts,
     events,
+    lease_log,
     ledger,
     operator_calls,
     round_players,
@@ -98,7 +99,12 @@ def verify(store: Store) -> Report:
         report.rounds = len(round_rows)
         seen_rounds: set[int] = set()
         moved: dict[tuple[str, int], tuple[str, str, int]] = {}  # the wallets' events
+        taken = {
+            (str(t), int(f))
+            for t, f in conn.execute(select(lease_log.c.table_id, lease_log.c.fence))
+        }
         for table in chain_tables:
+            _check_fences(conn, table, taken, report)
             stored = _check_chain(conn, table, heads.get(table), report)
             _check_ledger(conn, table, stored, report)
             for s in stored:
@@ -209,6 +215,29 @@ def _check_chain(
                 f"{expected - 1} (events were removed from the end, or the head was changed)"
             )
     return out
+
+
+def _check_fences(conn: Any, table: str, taken: set[tuple[str, int]], report: Report) -> None:
+    """A leased table's events carry the fencing token they were written under: it never goes
+    back along the chain (a process that had lost the table never wrote to it), and each was
+    taken by one process (``lease_log``)."""
+    e = events.c
+    rows = conn.execute(
+        select(e.seq, e.fence).where(e.table_id == table, e.fence.is_not(None)).order_by(e.seq)
+    )
+    last = None
+    for seq, fence in rows:
+        if (table, int(fence)) not in taken:
+            report.problems.append(
+                f"table {table!r} event {seq}: written under lease token {fence}, which no "
+                "process took"
+            )
+        if last is not None and fence < last:
+            report.problems.append(
+                f"table {table!r} event {seq}: written under lease token {fence} after token "
+                f"{last}: a process that had lost the table wrote to it"
+            )
+        last = fence if last is None else max(last, fence)
 
 
 def _check_ledger(conn: Any, table: str, stored: list[_Stored], report: Report) -> None:
