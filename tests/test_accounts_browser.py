@@ -5,7 +5,10 @@ the supervisor logs in and voids a round (16.5). Playwright drives Debian's Chro
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +30,26 @@ from tests.test_server_browser import ARGS, CHROMIUM, _step, artifacts  # noqa: 
 from tests.test_server_helpers import in_thread, stacked
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium")
+
+
+@contextmanager
+def _accounts_table(
+    db: Path, staff: tuple[tuple[str, Role], ...]
+) -> Iterator[tuple[Any, str, Browser]]:
+    """Table kauri in accounts mode on a stacked shoe, ``staff`` made first: the app, its
+    address and a browser."""
+    with Store(f"sqlite:///{db}") as store:
+        people = Accounts(store, hasher("minimum"))
+        for name, role in staff:
+            people.create(name, PASSWORD, role)
+    table = TableConfig("kauri", load_rules("nz-pontoon"), 60.0, 60.0, 0, stacked(ROUND))
+    app = create_app(f"sqlite:///{db}", [table], accounts=True, password_strength="minimum")
+    with in_thread(app) as host, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield app, f"http://{host}", browser
+        finally:
+            browser.close()
 
 
 def _page(browser: Browser, url: str) -> Page:
@@ -62,19 +85,8 @@ def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
     artifacts: Path,  # noqa: F811
 ) -> None:
     db = tmp_path / "accounts.db"
-    with Store(f"sqlite:///{db}") as store:
-        people = Accounts(store, hasher("minimum"))
-        for name, role in (
-            ("tama", Role.CASHIER),
-            ("hemi", Role.DEALER),
-            ("mere", Role.SUPERVISOR),
-        ):
-            people.create(name, PASSWORD, role)
-    table = TableConfig("kauri", load_rules("nz-pontoon"), 60.0, 60.0, 0, stacked(ROUND))
-    app = create_app(f"sqlite:///{db}", [table], accounts=True, password_strength="minimum")
-    with in_thread(app) as host, sync_playwright() as pw:
-        base = f"http://{host}"
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    staff = (("tama", Role.CASHIER), ("hemi", Role.DEALER), ("mere", Role.SUPERVISOR))
+    with _accounts_table(db, staff) as (_, base, browser):
         ana = _page(browser, base + "/")
         assert ana.is_hidden("#player-name")  # no name to type: an account sits down
         ana.screenshot(path=str(artifacts / "accounts-0-login.png"))
@@ -113,7 +125,6 @@ def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
         ana.click("#logout-button")
         ana.wait_for_selector("#login:not([hidden])")
         ana.screenshot(path=str(artifacts / "accounts-4-logged-out.png"))
-        browser.close()
     assert main(["verify", "--db", f"sqlite:///{db}"]) == 0
 
 
@@ -125,13 +136,7 @@ def test_a_player_sets_limits_and_answers_the_reality_check_in_dialogs(
     check is due, the wager waits behind a dialog with the time played and the net, and is
     placed once the player chooses to keep playing."""
     db = tmp_path / "limits.db"
-    with Store(f"sqlite:///{db}") as store:
-        Accounts(store, hasher("minimum")).create("tama", PASSWORD, Role.CASHIER)
-    table = TableConfig("kauri", load_rules("nz-pontoon"), 60.0, 60.0, 0, stacked(ROUND))
-    app = create_app(f"sqlite:///{db}", [table], accounts=True, password_strength="minimum")
-    with in_thread(app) as host, sync_playwright() as pw:
-        base = f"http://{host}"
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with _accounts_table(db, (("tama", Role.CASHIER),)) as (app, base, browser):
         ana = _page(browser, base + "/")
         _log_in(ana, "ana", register=True)
         assert _cashier(base, "deposit", 5000, "receipt-1") == 5000
@@ -165,7 +170,6 @@ def test_a_player_sets_limits_and_answers_the_reality_check_in_dialogs(
         _step(ana, lambda: ana.click("#reality-go"))
         assert ana.is_hidden("#reality-dialog")
         ana.wait_for_selector("#account-name:has-text('wallet $30.00')")
-        browser.close()
     with Store(f"sqlite:///{db}") as store, store.read() as conn:
         acks = conn.execute(text("SELECT value FROM play_limits WHERE kind='reality-ack'"))
         assert [int(v) for (v,) in acks] == [31]
