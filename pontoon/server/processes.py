@@ -85,8 +85,15 @@ def run(args: argparse.Namespace, token: str) -> int:
 
 
 def leased_child(args: argparse.Namespace) -> tuple[list[socket.socket], Any]:
-    """A child's sockets (the parent's, its own on the loopback) and its leasing."""
+    """A child's sockets (the parent's, its own on the loopback) and its leasing. On Linux the
+    child is told to stop (SIGTERM) when its parent dies, however it dies."""
     from .tenure import Leasing
+
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
     public = socket.socket(fileno=int(args.listen_fd))
     own = socket.create_server(("127.0.0.1", 0))
