@@ -257,3 +257,20 @@ def _children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 out.append(int(entry.name))
     return out
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--lease", "0.5"], "--lease must be 1 to 60 seconds"),
+        (["--advertise", "10.0.0.5:8000"], "--advertise goes with --lease"),
+        (["--processes", "0"], "--processes must be 1 to 64"),
+    ],
+)
+def test_bad_lease_options_are_refused_in_one_line(
+    options: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("fastapi")
+    assert main(["serve", "--db", "sqlite:///unused.db", *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and "\n" not in err
