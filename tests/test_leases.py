@@ -189,7 +189,7 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
 ) -> None:
     """``serve --processes 2``: the tables are spread between the two, a client reaches every
     table through the one public port (passed on to the owner), a child killed is replaced,
-    its tables taken by the other, and a stop lets go of every lease."""
+    its tables taken by the other and then shared again, and a stop lets go of every lease."""
     pytest.importorskip("fastapi")
     import httpx
     from websockets.sync.client import connect
@@ -221,8 +221,9 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
             pid = int(victim.owner.split(":")[-2])
             os.kill(pid, signal.SIGKILL)
             _until(lambda: _holder(url, "t1") not in (None, victim.owner), 5.0)
-            assert _serves_table(base, "t1")
+            _until(lambda: _serves_table(base, "t1"), 5.0)
             _until(lambda: len(_children(parent.pid)) == 2, 10.0)  # started again
+            _until(lambda: _shares(url) == [2, 2], 15.0)  # and given its part back
         finally:
             parent.terminate()
             parent.wait(30)
@@ -237,6 +238,13 @@ def _serves_table(base: str, table: str) -> bool:
     import httpx
 
     return httpx.get(f"{base}/api/tables/{table}/state", timeout=5).status_code == 200
+
+
+def _shares(url: str) -> list[int]:
+    """How many tables each process holds, fewest first."""
+    with Store(url) as store:
+        owners = [h.owner for h in holders(store).values()]
+    return sorted(owners.count(o) for o in set(owners))
 
 
 def _holder(url: str, table: str) -> str | None:

@@ -127,8 +127,14 @@ class Hub:
             for name in self.configs:
                 self.open_table(name)
         else:
-            self.tenure = Tenure(store, leasing, list(self.configs), self.open_table, self.drop)
+            names = list(self.configs)
+            self.tenure = Tenure(store, leasing, names, self.open_table, self.drop, self.idle)
             self.tenure.start()
+
+    def idle(self, name: str) -> bool:
+        """Table ``name`` is between rounds, nothing being applied: it may change hands."""
+        t = self.tables.get(name)
+        return t is not None and not t.lock.locked() and (t.round is None or t.round.over)
 
     def open_table(self, name: str, fence: int | None = None) -> None:
         """Serve table ``name`` (its writes carry ``fence``, the lease's token, when leased),

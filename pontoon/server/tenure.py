@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pontoon.store.db import Store
-from pontoon.store.leases import Holder, Lease, holders, release, renew, take
+from pontoon.store.leases import Holder, Lease, beat, holders, leave, release, renew, take
 
 log = logging.getLogger("pontoon.server")
 
@@ -44,9 +44,12 @@ class Leasing:
 
 class Tenure:
     """The leases of one process. ``open(name, fence)`` serves a table taken (its writes carry
-    ``fence``); ``drop(name)`` stops serving one lost. A process takes its part of the tables
-    (1/``processes`` of them, rounded up) and more only of a table left unheld for a whole
-    pass: a table whose owner died goes to one with room first."""
+    ``fence``); ``drop(name)`` stops serving one lost; ``idle(name)``: the table is between
+    rounds. Each process beats in the store while it runs, and takes its part of the tables
+    (1/N of them, rounded up, N the processes alive; at start ``processes``), and more only of
+    a table left unheld for a whole pass: a table whose owner died goes to one with room
+    first. A process holding more than its part (one joined, or came back) gives one table
+    back per pass, between rounds."""
 
     def __init__(
         self,
@@ -55,19 +58,23 @@ class Tenure:
         names: list[str],
         open: Callable[[str, int], None],
         drop: Callable[[str], None],
+        idle: Callable[[str], bool],
     ) -> None:
         self.store = store
         self.leasing = leasing
         self.names = names
         self._open = open
         self._drop = drop
+        self._idle = idle
         self.held: dict[str, Lease] = {}
         self.part = -(-len(names) // max(1, leasing.processes))
         self._unheld: set[str] = set()  # the tables no process held at the last pass
         self._holders: tuple[float, dict[str, Holder]] = (0.0, {})  # (when read, holders)
 
     def start(self) -> None:
-        """Take and open every table nobody holds."""
+        """Take and open the tables nobody holds, up to this process's part."""
+        me = self.leasing
+        beat(self.store, me.owner, me.address, me.seconds)
         for name in self.names:
             if len(self.held) < self.part:
                 self._take(name)
@@ -92,6 +99,9 @@ class Tenure:
                 del self.held[name]
                 self._drop(name)
         self.held.update(kept)
+        me = self.leasing
+        alive = await asyncio.to_thread(beat, self.store, me.owner, me.address, me.seconds)
+        self.part = -(-len(self.names) // max(1, alive))
         found = await asyncio.to_thread(holders, self.store)
         self._holders = (time.monotonic(), found)
         unheld = [n for n in self.names if n not in found and n not in self.held]
@@ -99,6 +109,18 @@ class Tenure:
             if len(self.held) < self.part or name in self._unheld:
                 self._take(name)
         self._unheld = {n for n in unheld if n not in self.held}
+        if len(self.held) > self.part:
+            await self._give_one()
+
+    async def _give_one(self) -> None:
+        """Let go of one table between rounds, for a process with less than its part."""
+        for name in sorted(self.held):
+            if self._idle(name):
+                await asyncio.to_thread(release, self.store, self.leasing.owner, name)
+                del self.held[name]
+                log.info("table %s given back: another process has room for it", name)
+                self._drop(name)
+                return
 
     async def address_of(self, table: str) -> str | None:
         """The address of the process holding ``table``'s lease, if another (read from the
@@ -126,4 +148,5 @@ class Tenure:
     def stop(self) -> None:
         """The server stops: its tables may be taken at once."""
         release(self.store, self.leasing.owner)
+        leave(self.store, self.leasing.owner)
         self.held.clear()

@@ -34,6 +34,13 @@ _FILES: dict[str, tuple[Table, tuple[Column[Any], ...]]] = {
 }
 
 
+def _columns(name: str) -> list[Column[Any]]:
+    """A file's columns: its table's, less the events' lease token (which process wrote an
+    event is the server's affair, not the analyst's: docs/store.md)."""
+    tbl = _FILES[name][0]
+    return [c for c in tbl.columns if not (tbl is events and c.name == "fence")]
+
+
 def rows(store: Store, query: Select[Any], players: bool = False) -> Iterator[dict[str, Any]]:
     """The rows ``query`` selects, in its order, as plain data: ``table`` for ``table_id``;
     with ``players`` (a query of rounds), each round's ``players``: their nets by name."""
@@ -62,7 +69,7 @@ def _add_players(conn: Connection, batch: list[dict[str, Any]]) -> None:
 def _file_rows(store: Store, name: str, table: str | None) -> Iterator[dict[str, Any]]:
     """The rows of one file; a round's players as a list of ``{player, net}``."""
     tbl, order = _FILES[name]
-    q = select(tbl).order_by(*order)
+    q = select(*_columns(name)).order_by(*order)
     if table:
         q = q.where(tbl.c.table_id == table)
     if tbl is not rounds:
@@ -85,7 +92,7 @@ def _schema(name: str) -> Any:
     """The Parquet schema of one file: its table's columns in order, typed as stored."""
     pa = _arrow()
     fields = []
-    for c in _FILES[name][0].columns:
+    for c in _columns(name):
         if isinstance(c.type, BigInteger):
             kind = pa.int64()
         elif isinstance(c.type, Integer):

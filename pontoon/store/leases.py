@@ -26,11 +26,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 
 from pontoon.store import chain
 from pontoon.store.db import Store
-from pontoon.store.schema import lease_log, tables
+from pontoon.store.schema import lease_log, lease_members, tables
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +101,33 @@ def renew(
     }
 
 
-def release(store: Store, owner: str) -> None:
-    """``owner`` stops: its tables may be taken at once (the fencing tokens stay)."""
+def release(store: Store, owner: str, table: str | None = None) -> None:
+    """``owner`` lets go of ``table`` (None: of every table, as it stops): it may be taken at
+    once (the fencing tokens stay)."""
     t = tables.c
+    mine = [t.owner == owner] + ([t.id == table] if table is not None else [])
     with store.write() as conn:
         gone = {"owner": None, "address": None, "lease_until": None}
-        conn.execute(update(tables).where(t.owner == owner).values(gone))
+        conn.execute(update(tables).where(*mine).values(gone))
+
+
+def beat(store: Store, owner: str, address: str, seconds: float, *, now: int | None = None) -> int:
+    """``owner`` is alive for ``seconds`` more; how many processes are alive now (those that
+    stopped beating long ago are forgotten)."""
+    now = now_ms() if now is None else now
+    m = lease_members.c
+    row = {"owner": owner, "address": address, "until": now + int(seconds * 1000)}
+    with store.write() as conn:
+        conn.execute(delete(lease_members).where(or_(m.owner == owner, m.until < now - 60_000)))
+        conn.execute(insert(lease_members).values(row))
+        alive = conn.execute(select(func.count()).where(m.until >= now)).scalar_one()
+    return int(alive)
+
+
+def leave(store: Store, owner: str) -> None:
+    """``owner`` stops beating: it no longer counts among the processes."""
+    with store.write() as conn:
+        conn.execute(delete(lease_members).where(lease_members.c.owner == owner))
 
 
 def holders(store: Store, *, now: int | None = None) -> dict[str, Holder]:

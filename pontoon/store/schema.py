@@ -119,6 +119,14 @@ events = Table(
     Index("ix_events_round_id", "round_id"),
 )
 
+lease_members = Table(  # the processes sharing the tables, alive until ``until`` (ms)
+    "lease_members",
+    metadata,
+    Column("owner", String(200), primary_key=True),
+    Column("address", String(200), nullable=False),
+    Column("until", BigInteger, nullable=False),
+)
+
 lease_log = Table(  # who took each fencing token of a table (pontoon.store.leases)
     "lease_log",
     metadata,

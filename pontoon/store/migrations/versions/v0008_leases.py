@@ -2,7 +2,8 @@
 ``lease_until`` (milliseconds since the epoch), and the fencing token ``fence``, raised by each
 new owner and checked by every write of a leased table (:mod:`pontoon.store.leases`). Each
 event keeps the token it was written under, and ``lease_log`` who took each token: so
-``pontoon verify`` shows that no table was written by two owners at once.
+``pontoon verify`` shows that no table was written by two owners at once. ``lease_members``:
+the processes alive, each beating while it runs (the tables are shared among them).
 
 Revision ID: 0008
 Revises: 0007
@@ -28,6 +29,12 @@ def upgrade() -> None:
     with op.batch_alter_table("events") as batch:
         batch.add_column(sa.Column("fence", sa.BigInteger, nullable=True))
     op.create_table(
+        "lease_members",
+        sa.Column("owner", sa.String(200), primary_key=True),
+        sa.Column("address", sa.String(200), nullable=False),
+        sa.Column("until", sa.BigInteger, nullable=False),
+    )
+    op.create_table(
         "lease_log",
         sa.Column("table_id", sa.String(64), sa.ForeignKey("tables.id"), primary_key=True),
         sa.Column("fence", sa.BigInteger, primary_key=True),
@@ -39,6 +46,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("lease_log")
+    op.drop_table("lease_members")
     with op.batch_alter_table("events") as batch:
         batch.drop_column("fence")
     with op.batch_alter_table("tables") as batch:
