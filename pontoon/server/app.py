@@ -154,7 +154,7 @@ class Hub:
         t = self.tables.pop(name, None)
         if t is None:
             return
-        moved = {"type": "error", "code": "moved", "error": f"table {name} moved: connect again"}
+        moved = _error(Refused(MOVING.format(name), code="moved"))
         for client in list(t.clients):
             client.close(CLOSE_MOVED, moved)
         t.close()
@@ -685,11 +685,12 @@ def create_app(
                     "players": sorted(t.names),
                 }
             )
-        for name, c in hub().configs.items():  # served by another process (its own answer
-            if name not in hub().tables:  # is at /api/tables/{name}/state)
-                rules = public_rules(c.rules)
-                out.append({"name": name, "rules": rules, "phase": None, "round": None})
-                out[-1] |= {"players": [], "elsewhere": True}
+        out += [  # served by another process (its own answer: /api/tables/{name}/state)
+            {"name": name, "rules": public_rules(c.rules), "phase": None, "round": None}
+            | {"players": [], "elsewhere": True}
+            for name, c in hub().configs.items()
+            if name not in hub().tables
+        ]
         return out
 
     @app.get("/api/server")

@@ -4,7 +4,7 @@ pumped both ways), so a page or a bot may connect to any of them.
 
 Passed on: ``/api/tables/{t}/…``, ``/api/pit/tables/{t}`` and ``/ws/{t}`` for a configured
 table ``t`` this process does not hold. The owner sees the client's address in
-``X-Forwarded-For`` (uvicorn believes it from 127.0.0.1 by default: ``--forwarded-allow-ips``
+``X-Forwarded-For`` (uvicorn believes it from 127.0.0.1 by default: ``FORWARDED_ALLOW_IPS``
 across hosts). A WebSocket's ``Origin`` is checked here, where the page's host is known; the
 owner's closing code reaches the client (4503 when the table moves again: the page connects
 again, and is brought to the new owner).
@@ -78,8 +78,7 @@ class Forward:
                 return
             if not message.get("more_body"):
                 break
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = f"http://{address}{scope['path']}" + (f"?{query}" if query else "")
+        url = _target("http", address, scope)
         try:
             r = await self.http.request(
                 scope["method"], url, content=body, headers=self._headers(scope)
@@ -99,8 +98,7 @@ class Forward:
             await receive()  # websocket.connect
             await send({"type": "websocket.close", "code": 1008})
             return
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = f"ws://{address}{scope['path']}" + (f"?{query}" if query else "")
+        url = _target("ws", address, scope)
         await receive()  # websocket.connect
         try:
             upstream = await websockets.connect(
@@ -142,6 +140,12 @@ class Forward:
             for t in tasks:
                 t.cancel()
             await upstream.close()
+
+
+def _target(scheme: str, address: str, scope: Any) -> str:
+    """The owner's URL for the request of ``scope``: its path and query at ``address``."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    return f"{scheme}://{address}{scope['path']}" + (f"?{query}" if query else "")
 
 
 async def _answer(send: Any, status: int, text: bytes) -> None:

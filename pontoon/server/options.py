@@ -14,6 +14,15 @@ TOKEN_ENV = "PONTOON_SUPERVISOR_TOKEN"
 OPERATOR_ENV = "PONTOON_OPERATOR_SECRET"
 
 
+def url_host(host: str) -> str:
+    """``host`` as it goes in an address: an IPv6 address in brackets.
+
+    >>> url_host("::1"), url_host("127.0.0.1")
+    ('[::1]', '127.0.0.1')
+    """
+    return f"[{host}]" if ":" in host else host
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")

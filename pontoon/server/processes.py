@@ -21,7 +21,7 @@ from typing import Any
 
 from pontoon.errors import InputError
 
-from .options import TOKEN_ENV
+from .options import TOKEN_ENV, url_host
 
 LISTEN_FD = "--listen-fd"  # a child's: the parent's listening socket
 
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace, token: str) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Pontoon table server: http://{host}:{args.port}/ ({n} processes)", flush=True)
+    address = f"{url_host(args.host)}:{args.port}"
+    print(f"Pontoon table server: http://{address}/ ({n} processes)", flush=True)
 
     def start() -> subprocess.Popen[Any]:
         return subprocess.Popen(command, pass_fds=(fd,), env=env, stdout=subprocess.DEVNULL)

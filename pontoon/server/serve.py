@@ -6,14 +6,17 @@ import argparse
 import os
 import secrets
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
 
 from .limits import Limits, head_timeout
-from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV
+from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, url_host
 from .table import TableConfig
+
+if TYPE_CHECKING:
+    from .tenure import Leasing
 
 
 def table_configs(args: argparse.Namespace) -> list[TableConfig]:
@@ -157,7 +160,7 @@ def _welcome(args: argparse.Namespace) -> int:
     return cents
 
 
-def _leasing(args: argparse.Namespace) -> Any:
+def _leasing(args: argparse.Namespace) -> Leasing | None:
     """``--lease``: this process is one of several on the store (None: it serves every table)."""
     seconds = getattr(args, "lease", None)
     if seconds is None:
@@ -168,8 +171,8 @@ def _leasing(args: argparse.Namespace) -> Any:
         raise InputError(f"serve: --lease must be 1 to 60 seconds, not {seconds:g}")
     from .tenure import Leasing
 
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    return Leasing(getattr(args, "advertise", None) or f"{host}:{args.port}", seconds)
+    own = f"{url_host(args.host)}:{args.port}"
+    return Leasing(getattr(args, "advertise", None) or own, seconds)
 
 
 def _url(db: str) -> str:
@@ -231,8 +234,7 @@ def serve(args: argparse.Namespace) -> int:
         welcome=_welcome(args),
         leasing=leasing,
     )
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Pontoon table server: http://{host}:{args.port}/", flush=True)
+    print(f"Pontoon table server: http://{url_host(args.host)}:{args.port}/", flush=True)
     if leasing is not None:
         print(f"one of several on the store: {leasing.address}, lease {leasing.seconds:g} s")
     print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
