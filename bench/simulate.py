@@ -1,7 +1,8 @@
 """Rounds per second of the Monte Carlo kernel (issue 5): one box, the optimal basic chart,
-after compilation, on one core; then the speed-up of two local worker processes and (without
-``--quick``) a Dask LocalCluster of two workers against the same two local processes
-(128,000,000 rounds, best of two runs each).
+after compilation, on one core, the kernel compiled for the rule set (and nz-pontoon's on
+the generic kernel too, which serves every rule set with one compilation); then the
+speed-up of two local worker processes and (without ``--quick``) a Dask LocalCluster of two
+workers against the same two local processes (128,000,000 rounds, best of two runs each).
 
 Prints a line per measurement, then one JSON object as the last line (INTERFACES.md,
 Benchmarks) with ``classic_rounds_per_second_per_core`` and
@@ -19,15 +20,15 @@ import time
 
 from pontoon.analysis import analyze
 from pontoon.rules import load_rules
-from pontoon.sim.job import Job, run_chunk
+from pontoon.sim.job import Job, Kernel, run_chunk
 from pontoon.sim.runner import simulate
 
 
-def job_for(preset: str) -> Job:
+def job_for(preset: str, kernel: Kernel = Kernel.SPECIALISED) -> Job:
     rules = load_rules(preset)
     chart = analyze(rules, "basic").chart
     assert chart is not None
-    return Job.build(rules, chart)
+    return Job.build(rules, chart, kernel=kernel)
 
 
 def one_core(job: Job, rounds: int) -> tuple[float, float]:
@@ -80,6 +81,9 @@ def main() -> None:
             f"{preset}: {rate / 1e6:.2f} M rounds/s on one core (best of 5 x {per_core:,}; "
             f"{cpu_rate / 1e6:.2f} M per CPU second)"
         )
+    rate, _ = one_core(job_for("nz-pontoon", Kernel.GENERIC), per_core)
+    out["nz_pontoon_generic_rounds_per_second_per_core"] = round(rate)
+    print(f"nz-pontoon on the generic kernel: {rate / 1e6:.2f} M rounds/s on one core")
 
     job = jobs["nz-pontoon"]
     runs = 1 if args.quick else 2  # the best of two: one run is moved by other jobs' seconds

@@ -304,9 +304,7 @@ def simulated(
     """(variance of a round's net over ``boxes`` boxes, its standard error) from ``rounds``
     rounds of ``chart``, each from a fresh shoe; the standard error of a sample variance is
     sqrt((mu4 - var^2) / n), mu4 from the exact distribution of ``boxes`` boxes. A game
-    without the Super Bonus pays the other boxes nothing (11.2), so ``others`` changes no
-    round: the job counts them, as ``pontoon simulate`` does, and so plays the compiled kernel
-    tests/test_sim_cli.py's classic game compiles (one specialisation fewer to compile)."""
+    without the Super Bonus pays the other boxes nothing (11.2)."""
     assert not rules.super_bonus
     job = Job.build(rules, chart, boxes=boxes, wager=500, others=True)
     acc = simulate(job, rounds, seed, workers=1, progress=False).result.acc

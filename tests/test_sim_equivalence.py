@@ -14,7 +14,8 @@ from pontoon.analysis.chart import Chart
 from pontoon.rules import RuleSet, load_rules
 from pontoon.sim import compiled as C
 from pontoon.sim import kernel as K
-from pontoon.sim.job import Job, run_chunk
+from pontoon.sim.counting import Counting
+from pontoon.sim.job import SPECIALISE_ROUNDS, Job, Kernel, run_chunk
 from pontoon.sim.reference import engine_nets
 
 # (preset, knobs, boxes, wager, rounds)
@@ -61,13 +62,53 @@ def _chart(preset: str) -> Chart:
 
 
 def _job(rules: RuleSet, chart: Chart, boxes: int, **kw: Any) -> Job:
-    """The job of a case. 11.2's payment to the other boxes is counted where one can be made
-    (the Super Bonus, two boxes or more); elsewhere ``others`` changes no round: the kernel
-    reads it only where a Super Bonus is paid, and pays it only to another box. So a game
-    without the Super Bonus, or one box, plays the kernel that other tests compile as well
-    (the env's one-box traces in tests/test_env_engine.py, the two-box covariance of
-    ``pontoon par``): one compiled specialisation fewer for each."""
+    """The job of a case (on the generic kernel: these runs are short, see
+    :func:`test_the_specialised_kernels_play_the_generic_kernels_rounds`). 11.2's payment to
+    the other boxes is counted where one can be made (the Super Bonus, two boxes or more)."""
     return Job.build(rules, chart, boxes=boxes, others=rules.super_bonus and boxes > 1, **kw)
+
+
+# Two specialisations that, between them, compile every switch (kernel.SWITCHES) in both ways:
+# nz-pontoon (no peek, 9.2, soft 17 hit, 11.1 on doubles, 11.2, void-on-pontoon surrender, 12,
+# a count, sessions and the trace, 11.2's payment counted) and classic blackjack (the peek,
+# split by value, 13.7 all, late surrender, no burn card, none of the rest).
+SPECIALISED = [
+    ("nz-pontoon", {"double_rescue": True, "bonus_on_double": True}, 3, True),
+    ("classic-blackjack", {"surrender": "late", "burn_card": False}, 1, False),
+]
+
+
+@pytest.mark.parametrize(("preset", "knobs", "boxes", "extras"), SPECIALISED)
+def test_the_specialised_kernels_play_the_generic_kernels_rounds(
+    preset: str, knobs: dict[str, object], boxes: int, extras: bool
+) -> None:
+    """The kernel compiled with a job's switches as constants (long runs) and the generic
+    kernel that reads them (short runs, and every test above) give the same results to the
+    last bit: every accumulator, and the nets of every round where traced."""
+    rules = load_rules(preset, knobs)
+    more: dict[str, Any] = {}
+    if extras:
+        more = {"counting": Counting.builtin("hi-lo"), "hands_per_session": 50, "bankroll": 5000}
+    got = []
+    for kernel in (Kernel.GENERIC, Kernel.SPECIALISED):
+        job = Job.build(rules, _chart(preset), boxes=boxes, others=extras, kernel=kernel, **more)
+        got.append(run_chunk(job, 0xA11, 20_000, trace=extras))
+    (generic, g_nets), (special, s_nets) = got
+    for name in ("acc", "hist", "cats", "sessions", "counts"):
+        assert np.array_equal(getattr(generic, name), getattr(special, name)), name
+    assert np.array_equal(g_nets, s_nets)
+    assert generic.cats[K.K_SPLIT] and generic.cats[K.K_DOUBLE] and generic.cats[K.K_SURRENDER]
+    if extras:
+        assert generic.cats[K.K_RESCUE] and generic.acc[K.A_SESSIONS] and g_nets.any()
+
+
+def test_a_long_job_gets_its_own_kernel_and_a_short_one_the_generic() -> None:
+    job = _job(load_rules("nz-pontoon"), _chart("nz-pontoon"), 1)
+    assert job.kernel is Kernel.AUTO
+    assert job.for_rounds(SPECIALISE_ROUNDS - 1).kernel is Kernel.GENERIC
+    assert job.for_rounds(SPECIALISE_ROUNDS).kernel is Kernel.SPECIALISED
+    forced = Job.build(load_rules("nz-pontoon"), _chart("nz-pontoon"), kernel=Kernel.GENERIC)
+    assert forced.for_rounds(10 * SPECIALISE_ROUNDS).kernel is Kernel.GENERIC
 
 
 def _rescue_chart(preset: str) -> Chart:
@@ -132,9 +173,6 @@ RARE = [
     ("spanish-21", {}, 2, 500, K.K_RESCUE),  # 12, in the peek game
     ("spanish-21", {"decks": 1, "penetration": 1.0}, 3, 500, K.K_SHUFFLE_16_7),  # hole card
 ]
-# The boxes of a case are a constant of its compiled kernel (sim.kernel.specialisation): the
-# cases above share their kernels with other cases where they can (each new kernel is about
-# 16 s of the suite's compiling), as a table of 5, 2 or 3 boxes meets the same events.
 
 
 @pytest.mark.parametrize(("preset", "knobs", "boxes", "wager", "counter"), RARE)

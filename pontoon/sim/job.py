@@ -6,7 +6,8 @@ chunks; each chunk's result depends only on the job and the chunk's key.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any, Final
 
 import numpy as np
@@ -21,6 +22,16 @@ IntArray = C.IntArray
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 
 CHUNK_ROUNDS: Final = 1 << 20  # rounds per chunk: fixed, so results do not depend on workers
+SPECIALISE_ROUNDS: Final = 50_000_000  # Kernel.AUTO: a job this long gets its own kernel
+
+
+class Kernel(StrEnum):
+    """The machine code that plays a job (``simulate --kernel``). Both give the same results
+    to the last bit; they differ only in speed and in compiling time."""
+
+    AUTO = "auto"  # generic for a job under SPECIALISE_ROUNDS rounds, else specialised
+    GENERIC = "generic"  # one kernel for every rule set: compiled once, reads the switches
+    SPECIALISED = "specialised"  # the job's switches compiled in: faster, compiled per switches
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,7 @@ class Job:
     session_offset: int = 0
     tags: IntArray = field(default_factory=lambda: np.zeros(52, np.int64))
     ramp: IntArray = field(default_factory=lambda: np.ones(21, np.int64))
+    kernel: Kernel = Kernel.AUTO
 
     @classmethod
     def build(
@@ -57,6 +69,7 @@ class Job:
         bankroll: int = 0,
         counting: Counting | None = None,
         indices: Sequence[Chart] = (),
+        kernel: Kernel = Kernel.AUTO,
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
@@ -104,7 +117,17 @@ class Job:
             lo if hands_per_session else 0,
             tags,
             ramp,
+            kernel,
         )
+
+    def for_rounds(self, rounds: int) -> Job:
+        """The job with its kernel chosen for a run of ``rounds`` rounds: :attr:`Kernel.AUTO`
+        becomes the generic kernel under :data:`SPECIALISE_ROUNDS`, where compiling a kernel
+        for the rule set (about 20 s, once: numba caches it) would cost more than it saves."""
+        if self.kernel is not Kernel.AUTO:
+            return self
+        big = rounds >= SPECIALISE_ROUNDS
+        return replace(self, kernel=Kernel.SPECIALISED if big else Kernel.GENERIC)
 
     def chunk_rounds(self, rounds: int) -> list[int]:
         """The rounds of each chunk: fixed-size chunks (whole sessions), the last one short."""
@@ -135,8 +158,11 @@ class ChunkResult:
 
 def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[ChunkResult, IntArray]:
     """Play ``rounds`` rounds from a fresh shoe keyed ``key`` (and the nets of every round and
-    box when ``trace``)."""
+    box when ``trace``), on the job's kernel (:meth:`Job.for_rounds` of ``rounds`` if it is
+    :attr:`Kernel.AUTO`)."""
     from pontoon.sim import kernel as K
+
+    job = job.for_rounds(rounds)
 
     opts = np.zeros(K.NOPTS, np.int64)
     opts[K.O_OTHERS] = job.others
@@ -154,7 +180,9 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         np.zeros((K.TCBINS, 4)),
     )
     nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
-    K.kernel_for(K.specialisation(job.params, opts, job.boxes))(
+    spec = K.specialisation(job.params, opts, job.boxes)
+    K.kernel_for(spec if job.kernel is Kernel.SPECIALISED else None)(
+        np.array(spec, np.int64),
         job.params,
         job.moves,
         job.pair_moves,

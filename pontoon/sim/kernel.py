@@ -358,31 +358,17 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
 
 
 @functools.cache
-def kernel_for(spec: tuple[int, ...]) -> Any:
+def kernel_for(spec: tuple[int, ...] | None) -> Any:
     """:func:`run_chunk` compiled with the switches ``spec`` (:func:`specialisation`) as
     constants, so that the code of rules not in play is left out; numba caches each on disk.
-    """
-    (
-        boxes,
-        peek,
-        p21,
-        h17,
-        by_value,
-        burn,
-        sup,
-        surr,
-        takes_all,
-        bonuses,
-        bonus_on_double,
-        rescue,
-        counting,
-        sessions,
-        tracing,
-        others,
-    ) = spec
+    ``None`` gives the generic kernel instead: one machine code for every rule set, which reads
+    the switches from its first argument at run time (slower, but compiled once)."""
+    generic = spec is None
+    fixed = spec or (0,) * len(SWITCHES)
 
     @njit(cache=True, nogil=True)
     def run_chunk(
+        sw,
         P,
         moves,
         pair_moves,
@@ -402,6 +388,26 @@ def kernel_for(spec: tuple[int, ...]) -> Any:
         trace,
     ):
         """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
+        # the switches: the generic kernel's from its first argument, else constants (numba
+        # compiles only the branch that the closure's ``generic`` names)
+        (
+            boxes,
+            peek,
+            p21,
+            h17,
+            by_value,
+            burn,
+            sup,
+            surr,
+            takes_all,
+            bonuses,
+            bonus_on_double,
+            rescue,
+            counting,
+            sessions,
+            tracing,
+            others,
+        ) = sw if generic else fixed
         hands = opts[O_HANDS]
         bankroll = opts[O_BANKROLL]
         sbins = opts[O_SBINS]

@@ -16,7 +16,7 @@ from pontoon.sim import kernel as K
 from pontoon.sim.compiled import CATEGORY_NAMES
 from pontoon.sim.runner import Run, iter_bins
 
-TIMING_KEYS = ("rounds_per_second", "seconds", "workers", "scheduler")
+TIMING_KEYS = ("rounds_per_second", "seconds", "workers", "scheduler", "kernel")
 EVENT_NAMES = {
     K.K_DEALER_PONTOON: "dealer_pontoon",
     K.K_SURRENDER: "surrender",
@@ -60,6 +60,7 @@ def document(run: Run, strategy: str) -> dict[str, Any]:
         "seconds": run.seconds,
         "workers": run.workers,
         "scheduler": run.scheduler,
+        "kernel": run.job.kernel.value,
         "strategy": strategy,
         "seed": run.seed,
         "boxes": boxes,
@@ -174,7 +175,7 @@ def text(doc: dict[str, Any]) -> str:
         f"expected return {doc['ev'] * 100:+.4f} % ± {doc['stderr'] * 100:.4f} "
         f"(95 %: {doc['ci95'][0] * 100:+.4f} to {doc['ci95'][1] * 100:+.4f} %)",
         f"{doc['rounds_per_second'] / 1e6:.2f} M rounds/s on {doc['workers']} worker(s), "
-        f"{doc['seconds']:.2f} s",
+        f"{doc['seconds']:.2f} s ({doc['kernel']} kernel)",
         "bonuses per 1,000 box-rounds: "
         + ", ".join(
             f"{k} {v['per_box_round'] * 1000:.3f}" for k, v in doc["bonuses"].items() if v["count"]

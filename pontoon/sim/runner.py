@@ -84,6 +84,7 @@ def simulate(
         workers = os.cpu_count() or 1
     if workers < 1:
         raise InputError(f"--workers must be at least 1, not {workers}")
+    job = job.for_rounds(rounds)  # the whole run's kernel, not each chunk's
     sizes = job.chunk_rounds(rounds)
     keys = chunk_keys(seed, len(sizes))
     run_chunk(job, 1, 1)  # compile (or load the cached kernel) before the clock and the fork
