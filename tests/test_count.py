@@ -346,3 +346,28 @@ def test_risk_of_ruin_within_a_session_closed_form_and_simulated(
     sim = doc["simulated_risk_of_ruin_within"]
     assert sim["sessions"] > 4000 and 0.1 < sim["risk"] < 0.6
     assert abs(sim["risk"] - doc["risk_of_ruin_within"]) < 3 * sim["stderr"]
+
+
+def test_risk_of_ruin_without_end_and_with_more_boxes_at_high_counts_simulated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """count ramp --goal: sessions that end at ruin or when the bankroll has grown tenfold give
+    the risk of ruin without end (the part beyond the goal, R^10, is under 1 %), and with
+    --boxes-from one player's sessions play the ramp's boxes at each count: both beside the
+    closed forms (the diffusion approximation with the boxes' covariance) within 3 SE. A game
+    that pays pontoon 2:1, so that a flat bettor on 40 units has a risk below 1."""
+    args = ["count", "ramp", "--rules", "classic-blackjack", *NOSPLIT, "--set", "natural_pays=2"]
+    args += ["--bankroll", "20000", "--spread", "4", "--rounds", "4000000", "--goal", "10"]
+    args += ["--boxes-from", "2:2", "--boxes-from", "4:3", "--hands", "1000"]
+    assert main([*args, "--workers", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["boxes"]["2"] == 2 and doc["boxes"]["9"] == 3
+    end = doc["simulated_risk_of_ruin"]
+    assert end["sessions"] > 250 and end["beyond_goal"] < 0.01 and 0.3 < end["risk"] < 0.8
+    assert abs(end["risk"] - doc["risk_of_ruin"]) < 3 * end["stderr"]
+    within = doc["simulated_risk_of_ruin_within"]
+    assert within["sessions"] > 4000
+    assert abs(within["risk"] - doc["risk_of_ruin_within"]) < 3 * within["stderr"]
+    for bad in (["--goal", "1"], ["--goal", "11"], ["--rounds", "0"]):
+        assert main([*args, *bad]) == 2, bad
+        assert capsys.readouterr().err.count("\n") == 1

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pontoon.analysis.chart import Chart
+from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules
 from pontoon.sim import compiled as C
 from pontoon.sim import kernel as K
@@ -100,6 +101,31 @@ def test_the_specialised_kernels_play_the_generic_kernels_rounds(
     assert generic.cats[K.K_SPLIT] and generic.cats[K.K_DOUBLE] and generic.cats[K.K_SURRENDER]
     if extras:
         assert generic.cats[K.K_RESCUE] and generic.acc[K.A_SESSIONS] and g_nets.any()
+
+
+def test_boxes_by_the_count_deal_the_boxes_of_a_table_of_that_many() -> None:
+    """A job of up to 3 boxes that deals 1 at every true count plays the rounds of a one-box
+    job, and 3 at every count those of a three-box job: every accumulator the same. Dealt 1 to
+    3 by the count, it plays more boxes at high counts; one player's sessions are the boxes'
+    total, ruined when the bankroll cannot cover the round's wagers."""
+    rules, chart = load_rules("nz-pontoon"), _chart("nz-pontoon")
+    hi_lo = Counting.builtin("hi-lo")
+
+    def played(boxes: int, by_count: list[int], **kw: Any) -> Any:
+        job = Job.build(rules, chart, boxes=boxes, counting=hi_lo, boxes_by_count=by_count, **kw)
+        return run_chunk(job, 0xB0C5, 30_000)[0]
+
+    for boxes, same in ((1, [1] * K.TCBINS), (3, [3] * K.TCBINS)):
+        a, b = played(3, same), played(boxes, [])
+        for name in ("acc", "hist", "cats", "counts"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), (boxes, name)
+    ramp = [1] * (K.TCOFF + 1) + [2] * 2 + [3] * (K.TCOFF - 2)  # 2 from +1, 3 from +3
+    mixed = played(3, ramp, hands_per_session=200, bankroll=10_000, one_player=True)
+    played_at = mixed.counts[:, 3]  # rounds played at each true count (hi-lo bets 1-8 units)
+    assert mixed.acc[K.A_WAGERED] == 500 * (played_at @ (hi_lo.ramp * np.array(ramp)))
+    assert mixed.acc[K.A_SESSIONS] > 100 and 0 < mixed.acc[K.A_RUINED] < mixed.acc[K.A_SESSIONS]
+    with pytest.raises(InputError, match="boxes by true count"):
+        played(2, [3] * K.TCBINS)
 
 
 def test_a_long_job_gets_its_own_kernel_and_a_short_one_the_generic() -> None:

@@ -14,6 +14,7 @@ from pontoon.rules import RuleSet
 
 if TYPE_CHECKING:
     from pontoon.count.eor import Effects
+    from pontoon.count.ramp import Table
     from pontoon.sim.counting import Counting
 
 
@@ -71,6 +72,14 @@ def add_options(
                 default=0,
                 help="also the risk of ruin within this many rounds (with --rounds: simulated "
                 "too, sessions of that length playing the ramp)",
+            )
+            q.add_argument(
+                "--goal",
+                type=int,
+                default=0,
+                metavar="K",
+                help="with --rounds: the risk of ruin without end simulated too, sessions "
+                "playing the ramp until ruin or until the bankroll has grown K-fold (2-10)",
             )
         if name == "judge":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
@@ -231,9 +240,9 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         raise InputError(f"--bankroll must cover the minimum bet {args.wager}, not {args.bankroll}")
     if args.rounds < 0 or args.hands < 0:
         raise InputError("--rounds and --hands must be 0 or more")
-    if args.hands and args.rounds and table.boxes:
-        raise InputError("the simulated risk of ruin plays one box: leave out --boxes-from")
-    if args.hands and args.rounds and table.chip % args.wager:
+    if args.goal and not (2 <= args.goal <= 10 and args.rounds):
+        raise InputError(f"--goal must be 2 to 10 and needs --rounds, not {args.goal}")
+    if (args.hands or args.goal) and args.rounds and table.chip % args.wager:
         raise InputError("a simulated ramp bets whole units: --chip must be a multiple of --wager")
     effects = effects_of_removal(
         rules,
@@ -256,8 +265,12 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         doc["risk_of_ruin_within"] = ruin_within(w, v, args.bankroll, args.hands)
         if args.rounds:
             doc["simulated_risk_of_ruin_within"] = _ruin_simulated(
-                rules, effects, counting, doc, args
+                rules, effects, counting, table, doc, args, args.hands, 0
             )
+    if args.goal:
+        doc["simulated_risk_of_ruin"] = _ruin_simulated(
+            rules, effects, counting, table, doc, args, 0, args.goal
+        )
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -280,6 +293,12 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         if sim is not None:
             line += f"; simulated {sim['risk'] * 100:.2f} % ± {sim['stderr'] * 100:.2f}"
         print(line)
+    sim = doc.get("simulated_risk_of_ruin")
+    if sim is not None:
+        print(
+            f"  without end, simulated {sim['risk'] * 100:.2f} % ± {sim['stderr'] * 100:.2f} "
+            f"({sim['sessions']:,} sessions to ruin or x{sim['goal']})"
+        )
     return 0
 
 
@@ -287,13 +306,20 @@ def _ruin_simulated(
     rules: RuleSet,
     effects: Effects,
     counting: Counting,
+    table: Table,
     doc: dict[str, Any],
     args: argparse.Namespace,
+    hands: int,
+    goal: int,
 ) -> dict[str, Any]:
-    """Sessions of ``--hands`` rounds playing the ramp's bets from ``--bankroll``: the share
-    ruined, with its standard error."""
+    """Sessions playing the ramp's bets (on the ramp's boxes at each count: one player's
+    sessions) from ``--bankroll``: of ``hands`` rounds, or until the bankroll has grown
+    ``goal``-fold. The share ruined, with its standard error; with a goal, the risk without
+    end, :func:`pontoon.count.ramp.ruin_beyond`."""
+    from pontoon.count.ramp import ruin_beyond
     from pontoon.sim.counting import Counting as Count
     from pontoon.sim.job import Job
+    from pontoon.sim.kernel import TCOFF
     from pontoon.sim.results import document
     from pontoon.sim.runner import simulate
 
@@ -301,14 +327,19 @@ def _ruin_simulated(
     if not any(units.values()):
         raise InputError("the ramp never bets")
     ramped = Count.from_dict({"tags": counting.table["tags"], "ramp": units}, counting.name)
+    by_count = [table.boxes_at(tc) for tc in range(-TCOFF, TCOFF + 1)]
     assert effects.chart is not None
     job = Job.build(
         rules,
         effects.chart,
+        boxes=max(by_count),
         wager=args.wager,
         counting=ramped,
-        hands_per_session=args.hands,
+        hands_per_session=hands,
         bankroll=args.bankroll,
+        boxes_by_count=by_count,
+        session_goal=(goal - 1) * args.bankroll if goal else 0,
+        one_player=True,
     )
     show = False if args.no_progress else None
     run = simulate(
@@ -316,7 +347,19 @@ def _ruin_simulated(
     )
     s = document(run, "basic")["sessions"]
     p, n = s["risk_of_ruin"], s["sessions"]
-    return {"risk": p, "stderr": (p * (1 - p) / n) ** 0.5 if n else 0.0, "sessions": n}
+    se = (p * (1 - p) / n) ** 0.5 if n else 0.0
+    out = {"risk": p, "stderr": se, "sessions": n}
+    if goal:
+        risk, beyond, scale = ruin_beyond(p, goal)
+        out = {
+            "risk": risk,
+            "stderr": se * scale,
+            "sessions": n,
+            "goal": goal,
+            "ruined_before_goal": p,
+            "beyond_goal": beyond,
+        }
+    return out
 
 
 def _boxes_from(items: list[str]) -> tuple[tuple[int, int], ...]:

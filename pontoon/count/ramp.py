@@ -16,7 +16,9 @@ variance ``v_t`` a unit:
 - risk of ruin, closed form for a random walk with that drift and variance (the diffusion
   approximation, Schlesinger's formula): ``exp(-2 W B / V)`` for a bankroll ``B``, 1 if
   ``W <= 0``; within ``n`` rounds, Brownian motion's first passage: ``Phi((-B - W n) / (s
-  sqrt(n))) + exp(-2 W B / V) Phi((-B + W n) / (s sqrt(n)))``, ``s = sqrt(V)``.
+  sqrt(n))) + exp(-2 W B / V) Phi((-B + W n) / (s sqrt(n)))``, ``s = sqrt(V)``;
+- the risk of ruin without end from simulated sessions that stop at ruin or when the bankroll
+  has grown ``K``-fold (:func:`ruin_beyond`).
 
 Money stays in cents: the bets are whole chips; the win rate and deviation are expectations.
 """
@@ -157,3 +159,28 @@ def ruin_within(win: float, var: float, bankroll: float, rounds: int) -> float:
     a = phi((-bankroll - win * rounds) / sd)
     b = phi((-bankroll + win * rounds) / sd)
     return min(1.0, a + math.exp(min(-2 * win * bankroll / var, 700.0)) * b)
+
+
+def ruin_beyond(p: float, k: int) -> tuple[float, float, float]:
+    """The risk of ruin without end ``R`` from ``p``, the chance of ruin before the bankroll
+    has grown ``k``-fold: ``R = p + (1 - p) R^k``, the least root. The bets of a ramp depend on
+    the count, not on the bankroll, so losing ``k`` bankrolls is losing one ``k`` times in a
+    row: ``R(k B) = R(B)^k`` (up to the last bet's overshoot). Returns ``R``, the part beyond
+    the goal ``(1 - p) R^k`` and ``dR/dp`` (a standard error of ``p`` times it is ``R``'s).
+
+    >>> r, beyond, scale = ruin_beyond(0.0476, 2)  # Brownian motion: p = R / (1 + R)
+    >>> round(r, 4), round(beyond, 5), round(scale, 3)
+    (0.05, 0.00238, 1.102)
+    >>> ruin_beyond(0.6, 2)[0]  # no root below 1: a losing or even game is ruined for sure
+    1.0
+    """
+    if p >= 1 - 1 / k:
+        return 1.0, 1.0 - p, 0.0
+    r = p
+    for _ in range(1000):
+        nxt = p + (1 - p) * r**k
+        if abs(nxt - r) < 1e-15:
+            break
+        r = nxt
+    slope = 1 - k * (1 - p) * r ** (k - 1)
+    return r, (1 - p) * r**k, (1 - r**k) / slope

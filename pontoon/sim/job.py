@@ -55,6 +55,9 @@ class Job:
     tags: IntArray = field(default_factory=lambda: np.zeros(52, np.int64))
     ramp: IntArray = field(default_factory=lambda: np.ones(21, np.int64))
     kernel: Kernel = Kernel.AUTO
+    boxes_by_count: IntArray | None = None  # the boxes dealt at each true count (counting)
+    session_goal: int = 0  # cents: a session also ends when its result reaches it
+    one_player: bool = False  # one player plays every box: a session is their total
 
     @classmethod
     def build(
@@ -70,17 +73,28 @@ class Job:
         counting: Counting | None = None,
         indices: Sequence[Chart] = (),
         kernel: Kernel = Kernel.AUTO,
+        boxes_by_count: Sequence[int] = (),
+        session_goal: int = 0,
+        one_player: bool = False,
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
-        count of the deal decides the round's plays."""
+        count of the deal decides the round's plays. ``boxes_by_count``: likewise the boxes
+        dealt at each true count (at most ``boxes``; the rest of the table is empty).
+        Sessions: ``hands_per_session`` rounds from ``bankroll``, or, with ``session_goal``,
+        until the result reaches the goal (then ``hands_per_session`` may be 0: no length);
+        a session is ruined when what is left cannot cover the next wager. ``one_player``:
+        one player plays every box, and a session is their total (else each box is a
+        player's)."""
         if not 1 <= boxes <= 7:
             raise InputError(f"--boxes must be 1 to 7, not {boxes}")
         if wager < 1:
             raise InputError(f"--wager must be a positive number of cents, not {wager}")
         if hands_per_session < 0 or bankroll < 0:
             raise InputError("--hands-per-session and --bankroll must not be negative")
-        if hands_per_session and bankroll < wager:
+        if session_goal < 0:
+            raise InputError(f"a session's goal must not be negative, not {session_goal}")
+        if (hands_per_session or session_goal) and bankroll < wager:
             raise InputError("--hands-per-session needs --bankroll of at least one wager")
         from pontoon.sim import kernel as K
 
@@ -94,8 +108,16 @@ class Job:
         tables = [K.decisions(rules, *C.compile_chart(c)[:2]) for c in charts]
         moves = np.stack([m for m, _ in tables])
         pair_moves = np.stack([p for _, p in tables])
+        if boxes_by_count and (
+            counting is None
+            or len(boxes_by_count) != K.TCBINS
+            or not all(1 <= n <= boxes for n in boxes_by_count)
+        ):
+            raise InputError(f"boxes by true count need --count, {K.TCBINS} of 1 to {boxes}")
+        by_count = np.array(boxes_by_count or [boxes] * K.TCBINS, np.int64)
         lo = bankroll // wager + 10
-        bins = min(lo + 24 * hands_per_session + 1, 1_000_000) if hands_per_session else 1
+        top = session_goal // wager + 2 * K.HOFF if session_goal else 24 * hands_per_session
+        bins = min(lo + top + 1, 1_000_000) if hands_per_session or session_goal else 1
         tags = np.zeros(52, np.int64)
         ramp = np.ones(21, np.int64)
         if counting is not None:
@@ -114,10 +136,13 @@ class Job:
             bankroll,
             counting,
             bins,
-            lo if hands_per_session else 0,
+            lo if hands_per_session or session_goal else 0,
             tags,
             ramp,
             kernel,
+            by_count,
+            session_goal,
+            one_player,
         )
 
     def for_rounds(self, rounds: int) -> Job:
@@ -132,7 +157,7 @@ class Job:
     def chunk_rounds(self, rounds: int) -> list[int]:
         """The rounds of each chunk: fixed-size chunks (whole sessions), the last one short."""
         size = CHUNK_ROUNDS
-        if self.hands_per_session:
+        if self.hands_per_session and not self.session_goal:
             size = max(1, size // self.hands_per_session) * self.hands_per_session
         full, rest = divmod(rounds, size)
         return [size] * full + ([rest] if rest else [])
@@ -172,6 +197,8 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
     opts[K.O_TRACE] = trace
     opts[K.O_SBINS] = job.session_bins
     opts[K.O_SOFF] = job.session_offset
+    opts[K.O_GOAL] = job.session_goal
+    opts[K.O_ONE] = job.one_player
     res = ChunkResult(
         np.zeros(K.NACC),
         np.zeros(K.HBINS, np.int64),
@@ -190,6 +217,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         job.template,
         job.tags,
         job.ramp,
+        np.full(K.TCBINS, job.boxes) if job.boxes_by_count is None else job.boxes_by_count,
         np.uint64(key),
         rounds,
         job.wager,

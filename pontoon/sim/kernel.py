@@ -92,7 +92,9 @@ O_COUNTING = 3
 O_TRACE = 4
 O_SBINS = 5  # session histogram bins (of one base wager each)
 O_SOFF = 6  # the bin of a zero session result
-NOPTS = 7
+O_GOAL = 7  # a session also ends when its result reaches this many cents (0: no goal)
+O_ONE = 8  # one player plays every box: a session is the boxes' total (else one per box)
+NOPTS = 9
 
 
 @njit(cache=True, inline="always")
@@ -350,7 +352,7 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
             P[C.BONUS_ON_DOUBLE],
             P[C.RESCUE],
             opts[O_COUNTING],
-            opts[O_HANDS] > 0,
+            opts[O_HANDS] > 0 or opts[O_GOAL] > 0,
             opts[O_TRACE],
             opts[O_OTHERS],
         )
@@ -376,6 +378,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         tmpl,
         tags,
         ramp,
+        nboxes,
         key,
         nrounds,
         wager,
@@ -410,6 +413,8 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         ) = sw if generic else fixed
         hands = opts[O_HANDS]
         bankroll = opts[O_BANKROLL]
+        goal = opts[O_GOAL]
+        one = opts[O_ONE]
         sbins = opts[O_SBINS]
         soff = opts[O_SOFF]
         per_deck = P[C.CARDS_PER_DECK]
@@ -467,7 +472,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         snet = np.zeros(7, np.int64)
         sn = np.zeros(7, np.int64)
 
-        def draw(pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole):
+        def draw(pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb):
             """Shoe.draw: the next card, and the shoe's locals after it. When the shuffle has
             not reached the card it goes on; when the shoe has run out mid-round (16.7) the
             discard rack is put in it (:func:`_refill`) and shuffled on a stream of its own.
@@ -480,7 +485,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                     if counting:
                         for x in range(seen, pos):
                             rc += tags[shoe[x]]
-                    ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole)
+                    ncards = _refill(tmpl, shoe, hc, hn, disc, nh, order, nb, hole)
                     cutr = cutr or bcut >= 1  # every card was dealt
                     pos = 0
                     seen = 0
@@ -509,7 +514,9 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         net_sum = 0
         sq_sum = 0.0
         wagered = 0
-        for r in range(nrounds):
+        r = 0
+        # a chunk deals its rounds, then finishes the sessions in play if they end at a goal
+        while r < nrounds or (sessions and goal > 0 and (sn[0] > 0 if one else sn[:boxes].any())):
             # 7, 8.7, 8.8: reshuffle before the round if the cutting card has come out or is
             # next; the cards are dealt in order, so it has come out if and only if the
             # last card dealt, shoe[pos - 1], lay at or behind it (no check at every draw)
@@ -533,6 +540,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
             w2 = 2 * wager
             inv2w = inv2wager
             play = 1
+            nb = boxes  # the boxes dealt this round (by the true count: Job.boxes_by_count)
             tcb = 0
             mb = 0  # the chart this round plays: one per true count with indices (Job)
             if counting:
@@ -544,6 +552,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
                 if moves.shape[0] > 1:
                     mb = tcb
+                nb = nboxes[tcb]
                 if ramp[tcb] == 0:
                     play = 0  # Wonging out: the round is dealt without the player
                 else:
@@ -551,13 +560,19 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                     w2 = 2 * w
                     inv2w = 1.0 / w2
             if sessions and play:  # a session ends when the bankroll left cannot cover the wager
-                for b in range(boxes):
-                    if bankroll + snet[b] < w:
-                        _record_session(acc, shist, snet[b], wager, soff, sbins, 1)
-                        snet[b] = 0
-                        sn[b] = 0
+                if one:
+                    if bankroll + snet[0] < w * nb:
+                        _record_session(acc, shist, snet[0], wager, soff, sbins, 1)
+                        snet[0] = 0
+                        sn[0] = 0
+                else:
+                    for b in range(nb):
+                        if bankroll + snet[b] < w:
+                            _record_session(acc, shist, snet[b], wager, soff, sbins, 1)
+                            snet[b] = 0
+                            sn[b] = 0
             # a fresh layout
-            for b in range(boxes):
+            for b in range(nb):
                 nh[b] = 1
                 order[b, 0] = 4 * b
                 net[b] = 0
@@ -577,18 +592,18 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
             ace[DEALER] = 0
             hole = -1
             # 8.2: a card to each box, one to the dealer, a second to each box; 8.5: hole card
-            ndeal = 2 * boxes + 1 + peek
+            ndeal = 2 * nb + 1 + peek
             for i in range(ndeal):
                 # Shoe.draw
                 c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
-                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb
                 )
-                if i < boxes:
+                if i < nb:
                     s = 4 * i
-                elif i == boxes:
+                elif i == nb:
                     s = DEALER
-                elif i <= 2 * boxes:
-                    s = 4 * (i - boxes - 1)
+                elif i <= 2 * nb:
+                    s = 4 * (i - nb - 1)
                 else:
                     hole = c
                     break
@@ -604,7 +619,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
             if peek and upv + value[hole] == 11 and (upv == 1 or upv == 10):
                 ended = True
                 cats[K_DEALER_PONTOON] += play
-                for b in range(boxes):
+                for b in range(nb):
                     s = 4 * b
                     if hard[s] == 11 and ace[s]:
                         if p21:
@@ -614,7 +629,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                         net[b] -= w
             if not ended:
                 # 9.1: interim settlement of pontoons
-                for b in range(boxes):
+                for b in range(nb):
                     s = 4 * b
                     if hard[s] == 11 and ace[s]:
                         if p21 or peek:
@@ -625,7 +640,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                         else:
                             state[s] = NATURAL_WAIT
                 # 8.3: the boxes in turn, each hand to completion (13.5)
-                for b in range(boxes):
+                for b in range(nb):
                     k = 0
                     while k < nh[b]:
                         s = order[b, k]
@@ -635,7 +650,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                                 need = False
                                 # Shoe.draw
                                 c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
-                                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                                    pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb
                                 )
                                 n = hn[s]
                                 hc[s, n] = c
@@ -755,7 +770,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 # draws (only if a hand stood)
                 full = False
                 second = False
-                for b in range(boxes):
+                for b in range(nb):
                     for k in range(nh[b]):
                         x = state[order[b, k]]
                         if x == STOOD:
@@ -786,7 +801,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                                 break
                         # Shoe.draw
                         c, pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc = draw(
-                            pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole
+                            pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb
                         )
                         hc[DEALER, hn[DEALER]] = c
                         hn[DEALER] += 1
@@ -798,7 +813,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 hs = hard[DEALER]
                 d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
                 # Round._settle_all
-                for b in range(boxes):
+                for b in range(nb):
                     cap = w  # 13.7: what a dealer pontoon may still take from the box's player
                     for k in range(nh[b]):
                         s = order[b, k]
@@ -844,7 +859,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                                     net[b] += sb_small
                                 cats[C.SUPER_BONUS] += play
                                 if others:
-                                    for ob in range(boxes):
+                                    for ob in range(nb):
                                         if ob != b:
                                             net[ob] += sb_others
                         elif x == NATURAL_WAIT:  # noqa: SIM102
@@ -857,13 +872,13 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 seen = pos
             # the round's results
             if tracing:
-                for b in range(boxes):
+                for b in range(nb):
                     trace[r, b] = net[b]
             total = 0
-            for b in range(boxes):
+            for b in range(nb):
                 total += net[b]
             if counting:
-                u = total / (w * boxes)
+                u = total / (w * nb)
                 tcs[tcb, 0] += 1
                 tcs[tcb, 1] += u
                 tcs[tcb, 2] += u * u
@@ -873,8 +888,8 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 net_sum += total
                 ft = float(total)
                 sq_sum += ft * ft
-                wagered += w * boxes
-                for b in range(boxes):
+                wagered += w * nb
+                for b in range(nb):
                     x = net[b]
                     # floor((4x + w) / 2w): the nearest half wager, by a product, made exact
                     y = 4 * x + w
@@ -884,14 +899,22 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                     elif (q + 1) * w2 <= y:
                         q += 1
                     hist[min(max(q + HOFF, 0), HBINS - 1)] += 1
-                    if sessions:
+                    if sessions and not one:
                         snet[b] += x
                         sn[b] += 1
-                        if sn[b] == hands:
+                        if sn[b] == hands or (goal > 0 and snet[b] >= goal):
                             _record_session(acc, shist, snet[b], wager, soff, sbins, 0)
                             snet[b] = 0
                             sn[b] = 0
-        acc[A_ROUNDS] += nrounds
+                if sessions and one:
+                    snet[0] += total
+                    sn[0] += 1
+                    if sn[0] == hands or (goal > 0 and snet[0] >= goal):
+                        _record_session(acc, shist, snet[0], wager, soff, sbins, 0)
+                        snet[0] = 0
+                        sn[0] = 0
+            r += 1
+        acc[A_ROUNDS] += r
         acc[A_PLAYED] += n_played
         acc[A_NET] += net_sum
         acc[A_SQ] += sq_sum / (float(wager) * float(wager))

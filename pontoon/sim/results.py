@@ -79,7 +79,7 @@ def document(run: Run, strategy: str) -> dict[str, Any]:
             for k, name in EVENT_NAMES.items()
         },
     }
-    if job.hands_per_session:
+    if job.hands_per_session or job.session_goal:
         doc["sessions"] = _sessions(run)
     if job.counting is not None:
         doc["counting"] = _counting(run)
@@ -121,6 +121,7 @@ def _sessions(run: Run) -> dict[str, Any]:
     return {
         "hands_per_session": job.hands_per_session,
         "bankroll": job.bankroll,
+        "goal": job.session_goal,
         "sessions": int(n),
         "ruined": int(acc[K.A_RUINED]),
         "risk_of_ruin": float(acc[K.A_RUINED] / n) if n else 0.0,
