@@ -193,12 +193,23 @@ def test_count_commands_json_and_refusals(
     assert main(["count", "indices", *args[:-1], "--format", "csv"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("cell,dealer,below,above,index\n") and "\nH16,T,H,S," in out
+    by_depth = tmp_path / "by-depth.csv"  # indices by depth, played by simulate
+    ix = ["count", "indices", *args[:-1], "--depth", "0.75,0.25", "--format", "csv"]
+    assert main([*ix, "--output", str(by_depth), "--workers", "2"]) == 0
+    rows = by_depth.read_text().splitlines()
+    assert rows[0] == "cell,dealer,below,above,index,depth"
+    assert {r.rsplit(",", 1)[1] for r in rows[1:]} == {"0.75", "0.25"}
+    played = ["simulate", *args, "--count", "hi-lo", "--indices", str(by_depth)]
+    assert main([*played, "--rounds", "100000", "--seed", "1", "--workers", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["indices"] == str(by_depth)
     png = tmp_path / "indices.png"
     assert main(["count", "indices", *args[:-1], "--format", "png", "--output", str(png)]) == 0
     assert png.stat().st_size > 50_000
     for bad in (
         ["count", "indices", *args[:-1], "--format", "png"],  # no --output
         ["count", "indices", *args, "--depth", "3"],
+        ["count", "indices", *args, "--depth", "0.5,x"],
+        ["count", "indices", *args[:-1], "--depth", "0.5,0.25", "--format", "png", "--output", "x"],
         ["count", "judge", *args, "--count", str(tmp_path / "none.toml")],
         ["count", "eor", *args, "--workers", "0"],
         ["count", "judge", *args, "--rounds", "-1"],
@@ -249,13 +260,43 @@ def test_the_expected_shoe_of_a_count() -> None:
     assert hot.counts[9] > 48 and "true count +4" in hot.note
 
 
-def _play(rules: RuleSet, chart: Chart, rounds: int, charts: list[Chart]) -> Run:
+def _play(
+    rules: RuleSet, chart: Chart, rounds: int, charts: list[Chart], depths: tuple[float, ...] = ()
+) -> Run:
+    """(On the generic kernel, which the other tests compile too: the results are the same.)"""
     from pontoon.sim.counting import Counting
-    from pontoon.sim.job import Job
+    from pontoon.sim.job import Job, Kernel
     from pontoon.sim.runner import simulate
 
-    job = Job.build(rules, chart, counting=Counting.builtin("hi-lo"), indices=charts)
+    hi_lo = Counting.builtin("hi-lo")
+    job = Job.build(
+        rules, chart, counting=hi_lo, indices=charts, index_depths=depths, kernel=Kernel.GENERIC
+    )
     return simulate(job, rounds, 11, workers=2, progress=False)
+
+
+def test_an_index_chart_by_depth_plays_the_nearest_depths_charts() -> None:
+    """Indices by depth: the kernel plays the charts of the depth nearest the part of the shoe
+    left at the deal. Charts for 75 % and 25 % left, the deep ones standing on every hard
+    total: with the cutting card at 45 % every round is dealt with more than half the shoe
+    left, so the deep charts are never played and the game is the plain one to the cent; at
+    90 % they are played, and standing costs."""
+    from pontoon.analysis.chart import HARD_ROWS
+
+    chart = analyze(load_rules("classic-blackjack"), "basic").chart
+    assert chart is not None
+    stands = chart.copy()
+    for row in HARD_ROWS:
+        for up in range(1, 11):
+            stands.set(row, up, "S")
+    charts = [chart] * 21 + [stands] * 21
+    for penetration, same in ((0.45, True), (0.9, False)):
+        rules = load_rules("classic-blackjack", {"penetration": penetration})
+        plain = _play(rules, chart, 10**6, [])
+        deep = _play(rules, chart, 10**6, charts, (0.75, 0.25))
+        assert np.array_equal(plain.result.acc, deep.result.acc) is same, penetration
+        if not same:
+            assert document(deep, "basic")["ev"] < document(plain, "basic")["ev"] - 0.005
 
 
 def test_simulate_plays_an_index_chart(tmp_path: Path) -> None:

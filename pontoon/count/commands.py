@@ -46,7 +46,9 @@ def add_options(
         if name == "indices":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument(
-                "--depth", type=float, default=0.5, help="the part of the shoe left (0.5)"
+                "--depth",
+                default="0.5",
+                help="the part of the shoe left (0.5), or several (0.75,0.5,0.25): by depth",
             )
             q.add_argument("--format", choices=("text", "csv", "png"), default="text")
             q.add_argument("--output", help="write here (required for png; default stdout)")
@@ -170,11 +172,19 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     tags = _tags(_counting(args.count))
     if args.format == "png" and not args.output:
         raise InputError("--format png needs --output FILE")
+    try:
+        depths = tuple(float(d) for d in args.depth.split(","))
+    except ValueError:
+        raise InputError(
+            f"--depth takes parts of the shoe left, e.g. 0.5 or 0.75,0.5,0.25, not {args.depth!r}"
+        ) from None
+    if args.format == "png" and len(depths) > 1:
+        raise InputError("--format png draws one depth: give --depth one part of the shoe")
     ix = strategy_indices(
         rules,
         tags,
         args.count,
-        left=args.depth,
+        depths=depths,
         wager=args.wager,
         workers=workers,
         scheduler=args.scheduler,
@@ -205,11 +215,13 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         else:
             sys.stdout.write(text)
     else:
-        print(f"{rules.name}, {args.count}: indices at {args.depth:.0%} of the shoe left")
-        print("  cell       dealer  below  above  index")
+        shown = ", ".join(f"{d:.0%}" for d in ix.depths)
+        print(f"{rules.name}, {args.count}: indices at {shown} of the shoe left")
+        print("  cell       dealer  below  above  index" + ("  depth" if ix.by_depth else ""))
         for i in ix.indices:
             cells = f"  {i['cell']:<10} {i['dealer']:>6}  {i['below']:>5}  {i['above']:>5}"
-            print(f"{cells}  {i['index']:+5d}" if i["index"] is not None else cells)
+            line = f"{cells}  {i['index']:+5d}" if i["index"] is not None else f"{cells}       "
+            print(line + (f"  {i['depth']:>5.0%}" if ix.by_depth else ""))
     return 0
 
 

@@ -8,7 +8,8 @@ At a true count ``TC`` with ``R`` cards left, the shoe a count expects holds, of
 ``F = TC`` for a balanced count). That is the regression of the shoe's make-up on the count,
 the linear model the effects of removal rest on; the shoe's fractions of cards are analysed
 as they are (the analysis's falling powers take any counts). Each such shoe, at every whole
-true count from -10 to +10 and a depth of ``--depth`` of the shoe left (half by default), is
+true count from -10 to +10 and each depth of ``--depth`` (the part of the shoe left; half by
+default; several give an index chart by depth, each index for its depth), is
 analysed with the full shoe's optimal chart fixed: every action of every cell (chart row
 against the dealer's first card, the hands of the row weighed as dealt) followed by the
 chart. A cell's index is where the better of the other plays overtakes the chart's, the
@@ -20,6 +21,7 @@ directly.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -78,20 +80,25 @@ def cell_values(task: Shoe) -> list[dict[str, Any]]:
 
 @dataclass
 class Indices:
-    """The index chart of a count for a rule set."""
+    """The index chart of a count for a rule set: at one depth, or by depth (each index then
+    names its ``depth``)."""
 
     rules: RuleSet
     count: str
-    left: float
+    depths: tuple[float, ...]
     indices: list[dict[str, Any]]
     seconds: float
     chart: Chart  # the full shoe's, which the indices change
+
+    @property
+    def by_depth(self) -> bool:
+        return len(self.depths) > 1
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rules": self.rules.to_dict(),
             "count": self.count,
-            "depth": self.left,
+            "depth": self.depths[0] if not self.by_depth else list(self.depths),
             "indices": self.indices,
             "method": "exact analysis of the shoe expected at each whole true count, "
             "the full shoe's chart fixed (docs/count.md)",
@@ -99,9 +106,12 @@ class Indices:
         }
 
     def to_csv(self) -> str:
-        lines = ["cell,dealer,below,above,index"]
+        """``cell,dealer,below,above,index``, and ``depth`` by depth."""
+        depth = ",depth" if self.by_depth else ""
+        lines = [f"cell,dealer,below,above,index{depth}"]
         lines += [
             f"{i['cell']},{i['dealer']},{i['below']},{i['above']},{i['index']}"
+            + (f",{i['depth']:g}" if self.by_depth else "")
             for i in self.indices
             if i["index"] is not None  # (insurance that never pays within -10..+10)
         ]
@@ -126,23 +136,25 @@ def strategy_indices(
     tags: dict[str, float],
     count: str = "hi-lo",
     *,
-    left: float = 0.5,
+    depths: Sequence[float] = (0.5,),
     wager: int = 500,
     workers: int = 1,
     scheduler: str | None = None,
     progress: bool = False,
 ) -> Indices:
-    """Every cell's index for ``tags`` (module docstring)."""
+    """Every cell's index for ``tags`` at each of ``depths`` (module docstring)."""
     from pontoon.analysis.report import analyze
 
-    if not 0.05 <= left <= 1:
+    depths = tuple(sorted(set(depths), reverse=True))
+    if not depths or not all(0.05 <= d <= 1 for d in depths):
         raise InputError(
-            f"--depth must be between 0.05 and 1 (the part of the shoe left), not {left}"
+            f"--depth must be between 0.05 and 1 (the part of the shoe left), not {depths}"
         )
     start = time.perf_counter()
     full = analyze(rules, "basic", wager=wager)
     assert full.chart is not None
-    tasks = [Shoe(rules, full.chart, wager, tuple(tags.items()), tc, left) for tc in COUNTS]
+    shoes = [(d, tc) for d in depths for tc in COUNTS]
+    tasks = [Shoe(rules, full.chart, wager, tuple(tags.items()), tc, d) for d, tc in shoes]
     with TaskPool(
         cell_values,
         tasks,
@@ -152,9 +164,23 @@ def strategy_indices(
         label="expected shoes",
     ) as pool:
         tables = pool.results()
-    by_cell = [{(r["hand"], r["dealer"]): r for r in table} for table in tables]
     out = []
-    for row in full.table:
+    for k, left in enumerate(depths):
+        found = _cell_indices(full.table, tables[k * len(COUNTS) : (k + 1) * len(COUNTS)])
+        if rules.insurance:
+            found.append(_insurance(rules, tags, left))
+        out += [i | {"depth": left} for i in found] if len(depths) > 1 else found
+    return Indices(rules, count, depths, out, time.perf_counter() - start, full.chart)
+
+
+def _cell_indices(
+    table: list[dict[str, Any]], tables: list[list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The index of every cell of the full shoe's ``table`` from its values on the shoes of
+    :data:`COUNTS` (``tables``, at one depth)."""
+    by_cell = [{(r["hand"], r["dealer"]): r for r in t} for t in tables]
+    out = []
+    for row in table:
         cell = (row["hand"], row["dealer"])
         play = row["play"]
         if play is None or any(cell not in t for t in by_cell):
@@ -182,9 +208,7 @@ def strategy_indices(
                 "crossing": x,
             }
         )
-    if rules.insurance:
-        out.append(_insurance(rules, tags, left))
-    return Indices(rules, count, left, out, time.perf_counter() - start, full.chart)
+    return out
 
 
 def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str, Any]:
@@ -217,10 +241,26 @@ def _code(play: str, other: str, pair_row: bool) -> str:
     return play
 
 
+def index_depths(indices: list[dict[str, Any]]) -> tuple[float, ...]:
+    """The depths of an index chart by depth, largest first (none for one at one depth)."""
+    return tuple(sorted({i["depth"] for i in indices if "depth" in i}, reverse=True))
+
+
 def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:
     """The chart to play at each true count from -10 to +10: ``chart`` with every index's
     cell set to its ``above`` play at that count and higher, its ``below`` play under it.
-    Insurance has no cell (the simulator never insures)."""
+    Insurance has no cell (the simulator never insures). By depth, those 21 charts for each
+    of :func:`index_depths` in turn, each from that depth's indices."""
+    depths = index_depths(indices)
+    if depths:
+        return [
+            c
+            for d in depths
+            for c in index_charts(
+                chart,
+                [{k: v for k, v in i.items() if k != "depth"} for i in indices if i["depth"] == d],
+            )
+        ]
     out = []
     for tc in COUNTS:
         c = chart.copy()
@@ -259,7 +299,19 @@ def read_indices(path: str) -> list[dict[str, Any]]:
         plays = set(LETTERS.values()) | {"no", "insure"}
         if cell not in cells or dealer not in UP_COLUMNS or not {below, above} <= plays:
             raise InputError(f"{path}:{n}: unknown cell, dealer card or play: {row}")
-        out.append({"cell": cell, "dealer": dealer, "below": below, "above": above, "index": index})
+        item: dict[str, Any] = {"cell": cell, "dealer": dealer, "below": below, "above": above}
+        item["index"] = index
+        if row.get("depth") is not None:
+            try:
+                depth = float(row["depth"])
+            except ValueError:
+                depth = -1.0
+            if not 0.05 <= depth <= 1:
+                raise InputError(f"{path}:{n}: depth is the part of the shoe left: {row}")
+            item["depth"] = depth
+        out.append(item)
     if not out:
         raise InputError(f"{path}: no indices")
+    if index_depths(out) and any("depth" not in i for i in out):
+        raise InputError(f"{path}: a depth for every index or for none")
     return out

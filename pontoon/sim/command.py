@@ -66,12 +66,14 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
     check_scheduler(args.scheduler)
     counting = Counting.read(args.count) if args.count else None
     indices = []
+    depths: tuple[float, ...] = ()
     if args.indices:  # read before the chart is worked out: bad input fails at once
-        from pontoon.count.indices import index_charts, read_indices
+        from pontoon.count.indices import index_charts, index_depths, read_indices
 
         if counting is None:
             raise InputError("--indices needs --count: the true count decides the plays")
         indices = read_indices(args.indices)
+        depths = index_depths(indices)
     if args.strategy == "basic":
         from pontoon.analysis.report import analyze
 
@@ -94,6 +96,7 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         bankroll=args.bankroll,
         counting=counting,
         indices=charts,
+        index_depths=depths,
         kernel=Kernel(args.kernel),
     )
     seed = args.seed

@@ -5,6 +5,7 @@ chunks; each chunk's result depends only on the job and the chunk's key.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -56,6 +57,7 @@ class Job:
     ramp: IntArray = field(default_factory=lambda: np.ones(21, np.int64))
     kernel: Kernel = Kernel.AUTO
     boxes_by_count: IntArray | None = None  # the boxes dealt at each true count (counting)
+    depth_edges: FloatArray = field(default_factory=lambda: np.zeros(0))  # (indices by depth)
     session_goal: int = 0  # cents: a session also ends when its result reaches it
     one_player: bool = False  # one player plays every box: a session is their total
 
@@ -72,6 +74,7 @@ class Job:
         bankroll: int = 0,
         counting: Counting | None = None,
         indices: Sequence[Chart] = (),
+        index_depths: Sequence[float] = (),
         kernel: Kernel = Kernel.AUTO,
         boxes_by_count: Sequence[int] = (),
         session_goal: int = 0,
@@ -79,7 +82,9 @@ class Job:
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
-        count of the deal decides the round's plays. ``boxes_by_count``: likewise the boxes
+        count of the deal decides the round's plays; with ``index_depths`` (the parts of the
+        shoe left, largest first), ``indices`` holds those 21 charts for each depth in turn,
+        and the depth nearest the deal's decides among them. ``boxes_by_count``: likewise the boxes
         dealt at each true count (at most ``boxes``; the rest of the table is empty).
         Sessions: ``hands_per_session`` rounds from ``bankroll``, or, with ``session_goal``,
         until the result reaches the goal (then ``hands_per_session`` may be 0: no length);
@@ -100,8 +105,12 @@ class Job:
 
         if indices and counting is None:
             raise InputError("--indices needs --count: the true count decides the plays")
-        if indices and len(indices) != K.TCBINS:
-            raise ValueError(f"an index chart per true count: {K.TCBINS}, not {len(indices)}")
+        depths = list(index_depths) or [1.0]
+        if depths != sorted(depths, reverse=True) or not all(0 < d <= 1 for d in depths):
+            raise InputError(f"index depths are parts of the shoe left, largest first: {depths}")
+        if indices and len(indices) != K.TCBINS * len(depths):
+            raise ValueError(f"an index chart per true count and depth, not {len(indices)}")
+        edges = np.array([(a + b) / 2 for a, b in itertools.pairwise(depths)])
         params = C.compile_rules(rules)
         rescues = C.compile_chart(chart)[2]  # (12: the chart's, at every count)
         charts = list(indices) or [chart]
@@ -141,6 +150,7 @@ class Job:
             ramp,
             kernel,
             by_count,
+            edges,
             session_goal,
             one_player,
         )
@@ -218,6 +228,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         job.tags,
         job.ramp,
         np.full(K.TCBINS, job.boxes) if job.boxes_by_count is None else job.boxes_by_count,
+        job.depth_edges,
         np.uint64(key),
         rounds,
         job.wager,

@@ -379,6 +379,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         tags,
         ramp,
         nboxes,
+        edges,
         key,
         nrounds,
         wager,
@@ -552,6 +553,9 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                 tcb = min(max(int(np.floor(tc)), -TCOFF), TCOFF) + TCOFF
                 if moves.shape[0] > 1:
                     mb = tcb
+                    for e in range(edges.shape[0]):  # by depth: the nearest depth's charts
+                        if left < edges[e] * ntmpl:
+                            mb += TCBINS
                 nb = nboxes[tcb]
                 if ramp[tcb] == 0:
                     play = 0  # Wonging out: the round is dealt without the player
