@@ -412,3 +412,37 @@ def test_risk_of_ruin_without_end_and_with_more_boxes_at_high_counts_simulated(
     for bad in (["--goal", "1"], ["--goal", "11"], ["--rounds", "0"]):
         assert main([*args, *bad]) == 2, bad
         assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_12_rescue_rows_take_indices_and_simulate_plays_them() -> None:
+    """12 (double_rescue): a rescue row X<t> against a dealer card gets an index where
+    forfeiting the original wager overtakes standing on the doubled total. Against a 2 (no
+    dealer pontoon) a total of 16 or less stands only on a dealer bust, so the crossing is
+    where the dealer busts a quarter of the time. An index chart's rescue rows are played by
+    the true count of the deal: each count's chart carries its own rescue table."""
+    from pontoon.analysis.dealer import BUST, dealer_tables
+    from pontoon.count.indices import COUNTS, _rescues, expected_shoe, index_charts
+    from pontoon.sim import kernel as K
+
+    rules = load_rules("nz-pontoon", {"double_rescue": True})
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    found = {(i["cell"], i["dealer"]): i for i in _rescues(rules, tags, 0.2)}
+    x16 = found["X16", "2"]
+    assert (x16["below"], x16["above"], x16["index"]) == ("R", "S", 0)
+    lo = int(np.floor(x16["crossing"]))
+    shoes = np.array([expected_shoe(rules, tags, tc, 0.2).counts for tc in (lo, lo + 1)])
+    bust = dealer_tables(True, shoes, infinite=False)[:, 1, BUST]  # the dealer's 2
+    assert bust[0] < 0.25 < bust[1] or bust[1] < 0.25 < bust[0]
+    assert ("X20", "T") not in found  # a doubled 20 stands at every count
+
+    chart = Chart.from_csv((DATA.parent / "sim" / "nz-pontoon.csv").read_text(), "test")
+    always = [{"cell": "X16", "dealer": "T", "below": "R", "above": "R", "index": 0}]
+    from_two = [dict(always[0], below="S", index=2)]  # stands below +2 (hi-lo sits out < 0)
+    plain = chart.with_rescues()
+    plain.set("X16", 10, "R")
+    runs = [_play(rules, plain, 400_000, c) for c in ([], index_charts(chart, always))]
+    assert np.array_equal(runs[0].result.acc, runs[1].result.acc)
+    counted = _play(rules, plain, 400_000, index_charts(chart, from_two))
+    rescued = [int(r.result.cats[K.K_RESCUE]) for r in (runs[0], counted)]
+    assert 0 < rescued[1] < rescued[0], rescued
+    assert len(COUNTS) == K.TCBINS

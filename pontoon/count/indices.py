@@ -15,7 +15,9 @@ against the dealer's first card, the hands of the row weighed as dealt) followed
 chart. A cell's index is where the better of the other plays overtakes the chart's, the
 difference interpolated linearly between whole counts and rounded: above the index the
 ``above`` play, below it the ``below`` play. Insurance (10) is priced from the shoe's tens
-directly.
+directly. Under ``double_rescue`` (12) the rescue rows ``X6`` ... ``X20`` get indices too:
+forfeiting the original wager (-1) against standing on the doubled total, priced from the
+dealer's outcomes on the expected shoe (:func:`_rescues`).
 """
 
 from __future__ import annotations
@@ -169,6 +171,8 @@ def strategy_indices(
         found = _cell_indices(full.table, tables[k * len(COUNTS) : (k + 1) * len(COUNTS)])
         if rules.insurance:
             found.append(_insurance(rules, tags, left))
+        if rules.double_rescue:
+            found += _rescues(rules, tags, left)
         out += [i | {"depth": left} for i in found] if len(depths) > 1 else found
     return Indices(rules, count, depths, out, time.perf_counter() - start, full.chart)
 
@@ -231,6 +235,43 @@ def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str,
     }
 
 
+def _rescues(rules: RuleSet, tags: dict[str, float], left: float) -> list[dict[str, Any]]:
+    """12: the index of each rescue row ``X<t>`` against each dealer card: where forfeiting
+    the original wager (-1 a wager) overtakes standing on the doubled total ``t``. Standing is
+    priced from the dealer's outcomes (17-21, bust, pontoon) on the expected shoe, the
+    doubled hand's own cards left in it (an approximation: they are 3 of the shoe's cards);
+    in the peek game the dealer has no pontoon by then (8.5), elsewhere a dealer pontoon
+    takes what 13.7 lets it. Rows whose play is the same at every count have no index."""
+    from pontoon.analysis.chart import RESCUE_TOTALS, UP_COLUMNS
+    from pontoon.analysis.dealer import BUST, NATURAL, dealer_tables
+    from pontoon.analysis.payoffs import Payoffs
+
+    shoes = np.array([expected_shoe(rules, tags, tc, left).counts for tc in COUNTS])
+    tab = dealer_tables(rules.dealer_hits_soft_17, shoes, infinite=False)  # (tc, up, outcome)
+    loss = Payoffs(rules, 500).natural_loss(doubled=True)
+    out = []
+    for t in RESCUE_TOTALS:
+        coef = np.zeros(tab.shape[2])
+        for o in range(5):  # the dealer's 17..21
+            coef[o] = 2.0 if t > 17 + o else 0.0 if t == 17 + o else -2.0
+        coef[BUST] = 2.0
+        if rules.dealer_peeks:
+            stand = tab[:, :, :NATURAL] @ coef[:NATURAL] / (1.0 - tab[:, :, NATURAL])
+        else:
+            coef[NATURAL] = -loss
+            stand = tab @ coef
+        for up in range(1, 11):
+            gain = [float(-1.0 - g) for g in stand[:, up - 1]]  # rescue over standing
+            x = crossing(list(COUNTS), gain)
+            if x is None:
+                continue
+            above, below = ("R", "S") if gain[-1] > 0 else ("S", "R")
+            column = UP_COLUMNS[(up - 2) % 10]
+            cell = {"cell": f"X{t}", "dealer": column, "below": below, "above": above}
+            out.append(cell | {"index": round(x), "crossing": x})
+    return out
+
+
 def _code(play: str, other: str, pair_row: bool) -> str:
     """The chart code that plays ``play`` (a letter of LETTERS), or ``other`` where the rules
     do not allow it (a double or a surrender after the first two cards)."""
@@ -261,14 +302,18 @@ def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:
                 [{k: v for k, v in i.items() if k != "depth"} for i in indices if i["depth"] == d],
             )
         ]
+    rescues = any(i["cell"].startswith("X") for i in indices)
     out = []
     for tc in COUNTS:
-        c = chart.copy()
+        c = chart.with_rescues() if rescues else chart.copy()
         for i in indices:
             if i["cell"] == "insurance" or i["index"] is None:
                 continue
             up = {"A": 1, "T": 10}.get(i["dealer"]) or int(i["dealer"])
             play, other = (i["above"], i["below"]) if tc >= i["index"] else (i["below"], i["above"])
+            if i["cell"].startswith("X"):  # 12: a rescue row is R or S
+                c.set(i["cell"], up, play)
+                continue
             c.set(i["cell"], up, _code(play, other, i["cell"].startswith("P")))
         out.append(c)
     return out
@@ -279,14 +324,14 @@ def read_indices(path: str) -> list[dict[str, Any]]:
     import csv
     from pathlib import Path
 
-    from pontoon.analysis.chart import HARD_ROWS, PAIR_ROWS, SOFT_ROWS, UP_COLUMNS
+    from pontoon.analysis.chart import HARD_ROWS, PAIR_ROWS, RESCUE_ROWS, SOFT_ROWS, UP_COLUMNS
 
     try:
         text = Path(path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the index chart {path}: {exc}") from None
     rows = list(csv.DictReader(text.splitlines()))
-    cells = {*HARD_ROWS, *SOFT_ROWS, *PAIR_ROWS, "insurance"}
+    cells = {*HARD_ROWS, *SOFT_ROWS, *PAIR_ROWS, *RESCUE_ROWS, "insurance"}
     out = []
     for n, row in enumerate(rows, start=2):
         try:

@@ -44,7 +44,7 @@ class Job:
     moves: IntArray  # the chart's move in every context (kernel.decisions), per true count
     pair_moves: IntArray  # (one chart: a first axis of 1; with indices, of 21: -10..+10)
     template: IntArray
-    rescues: IntArray  # 12: [soft, total, up - 1], compile_chart
+    rescues: IntArray  # 12: [chart, soft, total, up - 1], compile_chart, per chart as moves
     boxes: int = 1
     wager: int = 500
     others: bool = True
@@ -112,9 +112,10 @@ class Job:
             raise ValueError(f"an index chart per true count and depth, not {len(indices)}")
         edges = np.array([(a + b) / 2 for a, b in itertools.pairwise(depths)])
         params = C.compile_rules(rules)
-        rescues = C.compile_chart(chart)[2]  # (12: the chart's, at every count)
         charts = list(indices) or [chart]
-        tables = [K.decisions(rules, *C.compile_chart(c)[:2]) for c in charts]
+        compiled = [C.compile_chart(c) for c in charts]
+        tables = [K.decisions(rules, *c[:2]) for c in compiled]
+        rescues = np.stack([c[2] for c in compiled])
         moves = np.stack([m for m, _ in tables])
         pair_moves = np.stack([p for _, p in tables])
         if boxes_by_count and (

@@ -696,6 +696,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                                     if (
                                         rescue
                                         and rescues[
+                                            mb,
                                             ace[s] & (hs <= 11),
                                             hs + 10 * (ace[s] & (hs <= 11)),
                                             upv - 1,
