@@ -188,3 +188,25 @@ def test_11_2_super_bonus_premium_is_exact() -> None:
     suited = hand_values(rules, "7S,7S", "7D").values["hit"]
     mixed = hand_values(rules, "7S,7H", "7D").values["hit"]
     assert suited - mixed == pytest.approx(21 / 285 * 4 / 21 * (200 - 1.5), abs=1e-12)
+
+
+def test_a_split_on_a_shoe_of_fractional_cards_has_every_context_it_reaches() -> None:
+    """A count's expected shoe holds fractions of cards. With 5.4 eights, 3.4 are left beside
+    a pair of them, and the exact correction for unknown cards out (split.unknowns_out)
+    reaches a split hand with 4 other eights out (each a < 3.4 takes one more), so the
+    split-hand contexts must go that far: they stopped at 4 other eights and the analysis of
+    such a shoe raised KeyError (count indices at a fifth of the shoe left, at high counts,
+    where the sevens and eights a balanced count does not tag are enriched)."""
+    import numpy as np
+
+    from pontoon.analysis.composition import ShoeModel
+    from pontoon.analysis.split import split_contexts
+
+    rules = load_rules("classic-blackjack", {"decks": 1})
+    full = ShoeModel.of(rules)
+    counts = full.counts.astype(float).copy()
+    counts[7] = 5.4  # eights
+    game = Game(rules, shoe=full.scaled(counts, "5.4 eights"))
+    assert max(c.extra for c in split_contexts(game, 8)) >= 5
+    assert max(c.extra for c in split_contexts(Game(rules), 8)) == 3  # 2 eights beside a pair
+    assert np.isfinite(game.shoe.counts).all()

@@ -235,7 +235,9 @@ def split_contexts(game: Game, pair: int) -> list[Context]:
     hands = max_hands(game, pair)
     most = hands - 1 if hands <= 2 or game.shoe.infinite else 2 * hands - 3
     if not game.shoe.infinite:
-        most = min(most, max(hands - 1, int(np.max(pair_cards_left(game, pair))) + 1))
+        # (a count's expected shoe holds fractions of cards: with 3.4 pair cards left,
+        # unknowns_out reaches 4 more out, the context of 5)
+        most = min(most, max(hands - 1, int(np.ceil(np.max(pair_cards_left(game, pair)))) + 1))
     return [Context(pair, j) for j in range(1, most + 1)]
 
 
