@@ -46,6 +46,7 @@ from .forward import Forward
 from .limits import Bucket, Limits, Throttle
 from .operator import OperatorConfig, OperatorWallet, add_launch
 from .outbox import Outbox
+from .pit import Where
 from .pit import add_routes as pit_routes
 from .privacy import masked, own
 from .protocol import (
@@ -669,7 +670,19 @@ def create_app(
         found = await door().who(request, changes=changes) if accounts else None
         return None if found is None else (found[0].name, str(found[0].role))
 
-    pit_routes(app, STATIC, lambda: hub().store, person, lambda: hub().tables)
+    async def spread() -> list[Where]:
+        """Every configured table, where it is served (another process's address, or None)."""
+        h = hub()
+        away = await h.tenure.elsewhere() if h.tenure is not None else {}
+        return [
+            Where(n, away.get(n), c.rules.table_min, c.rules.table_max)
+            for n, c in h.configs.items()
+        ]
+
+    def served() -> dict[str, Table]:
+        return hub().tables
+
+    pit_routes(app, STATIC, lambda: hub().store, person, served, spread if leasing else None)
 
     @app.get("/api/tables")
     async def list_tables() -> list[dict[str, Any]]:

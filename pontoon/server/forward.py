@@ -58,15 +58,7 @@ class Forward:
         await self.app(scope, receive, send)
 
     def _headers(self, scope: Any) -> list[tuple[str, str]]:
-        out = [
-            (k.decode("latin-1"), v.decode("latin-1"))
-            for k, v in scope["headers"]
-            if k not in HOP and not k.startswith(b"sec-websocket") and k != b"origin"
-        ]
-        client = scope.get("client")
-        if client:
-            out.append(("x-forwarded-for", client[0]))
-        return out
+        return passed_on(scope)
 
     async def _http(self, scope: Any, receive: Any, send: Any, address: str) -> None:
         body = b""
@@ -140,6 +132,24 @@ class Forward:
             for t in tasks:
                 t.cancel()
             await upstream.close()
+
+
+def passed_on(scope: Any, *, host: bool = False) -> list[tuple[str, str]]:
+    """The headers of the request of ``scope`` that go on to another process: the client's
+    own (its cookie, ``Authorization``, …) but the hop-by-hop ones, a WebSocket's handshake and
+    ``Origin`` (checked where it arrives), with the client's address in ``X-Forwarded-For``;
+    ``host``: its ``Host`` too (else the other process's address is the request's host)."""
+    out = [
+        (k.decode("latin-1"), v.decode("latin-1"))
+        for k, v in scope["headers"]
+        if (k not in HOP or (host and k == b"host"))
+        and not k.startswith(b"sec-websocket")
+        and k != b"origin"
+    ]
+    client = scope.get("client")
+    if client:
+        out.append(("x-forwarded-for", client[0]))
+    return out
 
 
 def _target(scheme: str, address: str, scope: Any) -> str:

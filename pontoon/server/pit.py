@@ -11,13 +11,22 @@ The pit boss also opens and closes tables and sets their limits (``GET /api/pit/
 ``POST /api/pit/tables/{name}`` with ``open``, ``table_min``, ``table_max``): a closed table
 starts no new round (one in play ends); new limits hold from the next round. Each is
 recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
+
+With several processes on one store (:mod:`pontoon.server.tenure`) the list is every
+configured table's, whichever process answers: its own tables, and each other process's as
+that owner lists them (asked once per owner, all at once, with the asker's credentials and
+``local=1``: its own tables only). A table whose owner does not answer within
+:data:`PEER_SECONDS`, or that no process serves at this moment, is listed with
+``"elsewhere": true``, ``"unreachable": true``, ``"reason"`` and what the store says of it
+(open or closed, the limits); ``in_play`` is then null and ``players`` empty.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, Response
@@ -27,14 +36,32 @@ from pontoon.errors import PontoonError
 from pontoon.store.db import Store
 from pontoon.store.roles import Role
 
+from .forward import passed_on
 from .privacy import masked_recall
 from .table import Refused, Table
+
+log = logging.getLogger("pontoon.server")
 
 Who = Callable[[Request, str | None, str | None, bool], Awaitable[tuple[str, str] | None]]
 """(request, table, token, changes) -> (name, role) of who asks, or None; ``changes``: a
 request that changes something (its CSRF header is checked)."""
 
 OVERSIGHT = frozenset({str(Role.SUPERVISOR), str(Role.PITBOSS)})
+PEER_SECONDS = 2.0  # how long the pit's list waits for another process's tables
+
+
+class Where(NamedTuple):
+    """A configured table, where it is served: at ``address`` by another process (None: by
+    this one, or by none at this moment), and its rule set's limits (before the pit boss's)."""
+
+    table: str
+    address: str | None
+    table_min: int
+    table_max: int
+
+
+Spread = Callable[[], Awaitable[list[Where]]]
+"""Every configured table, in order, where it is served (several processes on one store)."""
 
 
 class TableSettings(BaseModel):
@@ -49,7 +76,10 @@ def add_routes(
     store: Callable[[], Store],
     who: Who,
     tables: Callable[[], dict[str, Table]],
+    spread: Spread | None = None,
 ) -> None:
+    """``spread``: this process is one of several on the store (the pit lists every table)."""
+
     async def need(
         request: Request, table: str | None, token: str | None, changes: bool = False
     ) -> tuple[str, str]:
@@ -132,9 +162,86 @@ def add_routes(
         }
 
     @app.get("/api/pit/tables")
-    async def pit_tables(request: Request, token: str | None = None) -> list[dict[str, Any]]:
+    async def pit_tables(
+        request: Request, token: str | None = None, local: bool = False
+    ) -> list[dict[str, Any]]:
         await oversight(request, None, token)
-        return [listed(t) for t in tables().values()]
+        mine = [listed(t) for t in tables().values()]
+        if local or spread is None:  # (local: another process of the store asks)
+            return mine
+        here = {d["table"]: d for d in mine}
+        places = await spread()
+        owners: dict[str, list[str]] = {}
+        for p in places:
+            if p.table not in here and p.address is not None:
+                owners.setdefault(p.address, []).append(p.table)
+        answers = await asyncio.gather(*(theirs(request, token, a) for a in owners))
+        found = dict(zip(owners, answers, strict=True))
+        out, missing = [], {}
+        for p in places:
+            answer = found.get(p.address or "", "no process serves it at this moment")
+            if p.table in here:
+                out.append(here[p.table])
+            elif isinstance(answer, dict) and p.table in answer:
+                out.append(answer[p.table])
+            else:
+                why = answer if isinstance(answer, str) else f"its server at {p.address} let it go"
+                missing[p.table] = len(out)
+                out.append(unreachable(p, why))
+        if missing:
+            await asyncio.to_thread(stored, out, missing)
+        return out
+
+    async def theirs(request: Request, token: str | None, address: str) -> dict[str, Any] | str:
+        """The tables the process at ``address`` serves, as its pit lists them (by name), asked
+        with the request's credentials; or why they could not be had."""
+        import httpx
+
+        params = {"local": "1"} | ({"token": token} if token else {})
+        try:
+            async with httpx.AsyncClient(timeout=PEER_SECONDS) as http:
+                r = await http.get(
+                    f"http://{address}/api/pit/tables",
+                    params=params,
+                    headers=passed_on(request.scope, host=True),
+                )
+        except httpx.HTTPError as exc:
+            log.warning("the pit's list: the server at %s did not answer: %r", address, exc)
+            return f"its server at {address} did not answer"
+        if r.status_code != 200:
+            return f"its server at {address} answered {r.status_code}"
+        try:
+            return {d["table"]: d for d in r.json()}
+        except (ValueError, TypeError, KeyError):
+            return f"its server at {address} answered with no list of tables"
+
+    def unreachable(p: Where, why: str) -> dict[str, Any]:
+        return {
+            "table": p.table,
+            "open": None,
+            "table_min": p.table_min,
+            "table_max": p.table_max,
+            "in_play": None,
+            "players": [],
+            "elsewhere": True,
+            "unreachable": True,
+            "reason": why,
+        }
+
+    def stored(out: list[dict[str, Any]], missing: dict[str, int]) -> None:
+        """What the store says of the tables in ``out`` whose owners could not be asked
+        (``missing``: table -> index): open or closed, the pit boss's limits."""
+        from pontoon.store.table_settings import settings
+
+        for name, i in missing.items():
+            try:
+                found = settings(store(), name)
+            except Exception as exc:  # the store away: listed all the same, open unknown
+                log.warning("the pit's list: the settings of %s could not be read: %s", name, exc)
+                continue
+            out[i]["open"] = not found.closed
+            if found.limits is not None:
+                out[i]["table_min"], out[i]["table_max"] = found.limits
 
     @app.post("/api/pit/tables/{name}")
     async def pit_table(
@@ -181,4 +288,4 @@ def add_routes(
         return Response(await asyncio.to_thread(report_png, doc), media_type="image/png")
 
 
-__all__ = ["OVERSIGHT", "Who", "add_routes"]
+__all__ = ["OVERSIGHT", "PEER_SECONDS", "Spread", "Where", "Who", "add_routes"]

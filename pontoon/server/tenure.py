@@ -134,6 +134,17 @@ class Tenure:
             return None
         return holder.address
 
+    async def elsewhere(self) -> dict[str, str]:
+        """The address of each table another process holds, read from the store now (the
+        store away: as last read, logged)."""
+        try:
+            found = await asyncio.to_thread(holders, self.store)
+            self._holders = (time.monotonic(), found)
+        except Exception as exc:  # not CancelledError
+            log.warning("the tables' holders could not be read (the last known used): %s", exc)
+            found = self._holders[1]
+        return {n: h.address for n, h in found.items() if h.owner != self.leasing.owner}
+
     async def run(self) -> None:
         """Tend the leases for the life of the server; a failing pass (the store away) is
         logged and the next one tries again (the leases lapse meanwhile: the tables' writes
