@@ -215,3 +215,23 @@ def test_recall_and_the_report_over_the_server(db: str) -> None:
         }
         assert client.get("/api/recall/99999?token=sup-token-0123").status_code == 404
         assert client.get(f"/api/recall/1?table=honest&token={token}").status_code == 403
+
+
+def test_the_shared_supervisor_token_cannot_set_a_table_it_has_no_account_to_record(
+    db: str,
+) -> None:
+    """Demo mode: a pit setting is recorded under the pit boss's account, and the shared
+    supervisor token has none, so opening, closing or new limits are refused with one line
+    (403) and the table is as it was: no 500, nothing changed in memory without its record."""
+    pytest.importorskip("fastapi")
+    from pontoon.server.app import create_app
+    from pontoon.server.table import TableConfig
+    from tests.test_server_helpers import serving
+
+    table = TableConfig("honest", load_rules("nz-pontoon"))
+    with serving(create_app(db, [table], supervisor_token="sup-token-0123")) as client:
+        url = "/api/pit/tables/honest?token=sup-token-0123"
+        r = client.post(url, json={"open": False, "table_min": 2000})
+        assert r.status_code == 403 and "--accounts" in r.json()["detail"]
+        (listed,) = client.get("/api/pit/tables?token=sup-token-0123").json()
+        assert listed["open"] is True and listed["table_min"] == 500

@@ -215,6 +215,12 @@ def add_routes(
         except (ValueError, TypeError, KeyError):
             return f"its server at {address} answered with no list of tables"
 
+    def staff_account(name: str) -> bool:
+        """Whether ``name`` is an account of the store (a setting is recorded under it)."""
+        from pontoon.store.accounts import Accounts
+
+        return Accounts(store()).get(name) is not None
+
     def unreachable(p: Where, why: str) -> dict[str, Any]:
         return {
             "table": p.table,
@@ -255,6 +261,10 @@ def add_routes(
         t = tables().get(name)
         if t is None:
             raise HTTPException(404, f"no table {name!r}")
+        if not await asyncio.to_thread(staff_account, account):
+            raise HTTPException(  # (demo mode: the shared supervisor token has no account)
+                403, "a setting is recorded under the pit boss's account: serve with --accounts"
+            )
         actions = []
         async with t.lock:
             if body.table_min is not None or body.table_max is not None:
