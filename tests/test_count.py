@@ -446,3 +446,51 @@ def test_12_rescue_rows_take_indices_and_simulate_plays_them() -> None:
     rescued = [int(r.result.cats[K.K_RESCUE]) for r in (runs[0], counted)]
     assert 0 < rescued[1] < rescued[0], rescued
     assert len(COUNTS) == K.TCBINS
+
+
+def test_indices_by_simulation_random_plays_at_the_first_decision(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Indices by simulation: each box's first decision is a legal play drawn at random, the
+    box's net added up by cell, play and true count. Over the whole shoe each play's mean is
+    that play's exact EV (the analysis's values, 16 v T, 11 v 6, 8-8 v T; within 4 SE and
+    half a percent for the shoe's depths) and plays the rules forbid are never drawn. The
+    index is where the line fitted to the gain by true count crosses 0 (a gain rising 1 %
+    a true count from -1.5 % at 0 crosses at +1.5); a slope within two standard errors of 0
+    gives none."""
+    from pontoon.count.simulated import _index
+    from pontoon.sim import compiled as C
+    from pontoon.sim.counting import Counting
+    from pontoon.sim.job import Job, Kernel
+    from pontoon.sim.runner import simulate
+
+    rules = load_rules("classic-blackjack")
+    report = analyze(rules, "basic")
+    assert report.chart is not None
+    exact = {(r["hand"], r["dealer"]): r for r in report.table}
+    flat = Counting.from_dict({"tags": HI_LO["tags"], "ramp": {"0": 1}}, "hi-lo")
+    job = Job.build(rules, report.chart, counting=flat, probing=True, kernel=Kernel.GENERIC)
+    probes = simulate(job, 4_000_000, 3, workers=2, progress=False).result.probes
+    cells = {("H16", "T"): 16 * 10 + 9, ("H11", "6"): 11 * 10 + 5, ("P8", "T"): 51 * 10 + 9}
+    for (row, dealer), at in cells.items():
+        s, q, n = probes[at].sum(axis=1).T
+        assert n[C.SURRENDER_ACTION] == 0  # no surrender in this game
+        assert (n[C.SPLIT] > 0) == row.startswith("P")
+        for play, word in enumerate(("hit", "stand", "double", "split")):
+            if n[play]:
+                mean = s[play] / n[play]
+                se = math.sqrt((q[play] / n[play] - mean * mean) / n[play])
+                assert abs(mean - exact[row, dealer][word]) < 4 * se + 0.005, (row, word)
+    tc = np.arange(-10, 11)
+    line = np.zeros((5, 21, 3))
+    for play, mean in ((C.HIT, -0.53 + 0 * tc), (C.STAND, -0.545 + 0.01 * tc)):
+        line[play] = np.stack([mean * 10_000, (mean**2 + 1) * 10_000, 10_000 + 0 * tc], axis=1)
+    x, se, below, above, n = _index(line, C.HIT) or (99, 0, "", "", 0)
+    assert (below, above, n) == ("H", "S", 420_000) and x == pytest.approx(1.5) and se < 0.5
+    line[C.STAND, :, 0] = -0.545 * 10_000 + 0.0001 * tc  # no trend to speak of
+    assert _index(line, C.HIT) is None
+    args = ["count", "indices", "--rules", "classic-blackjack", *NOSPLIT, "--rounds", "200000"]
+    assert main([*args, "--json", "--workers", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["rounds"] == 200000 and doc["method"].startswith("simulation")
+    assert main([*args[:-1], "-5"]) == 2 and capsys.readouterr().err.count("\n") == 1

@@ -166,8 +166,13 @@ def _removed(
 ) -> tuple[float, ...]:
     """``fields`` of a split hand against first card ``u`` (see :func:`unknowns_out`)."""
 
+    deepest = max(per_j)
+
     def leaf(j: int) -> np.ndarray:
-        return np.array([per_j[j][f][u] for f in fields])
+        # (an expected shoe's fractions of cards can reach past the last context: the
+        # deepest stands for deeper ones, at a weight of those fractions; a shoe of whole
+        # cards never gets there)
+        return np.array([per_j[min(j, deepest)][f][u] for f in fields])
 
     return tuple(float(x) for x in unknowns_out(leaf, a, b, pairs, total, own))
 

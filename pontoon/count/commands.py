@@ -14,6 +14,7 @@ from pontoon.rules import RuleSet
 
 if TYPE_CHECKING:
     from pontoon.count.eor import Effects
+    from pontoon.count.indices import Indices
     from pontoon.count.ramp import Table
     from pontoon.sim.counting import Counting
 
@@ -52,6 +53,14 @@ def add_options(
             )
             q.add_argument("--format", choices=("text", "csv", "png"), default="text")
             q.add_argument("--output", help="write here (required for png; default stdout)")
+            q.add_argument(
+                "--rounds",
+                type=int,
+                default=0,
+                help="by simulation instead: rounds to deal, each box's first decision a random "
+                "legal play (default 0: by exact analysis of expected shoes)",
+            )
+            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
         if name == "ramp":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument("--bankroll", type=int, required=True, help="bankroll in cents")
@@ -180,6 +189,21 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         ) from None
     if args.format == "png" and len(depths) > 1:
         raise InputError("--format png draws one depth: give --depth one part of the shoe")
+    if args.rounds:
+        from pontoon.count.simulated import simulated_indices
+
+        ix = simulated_indices(
+            rules,
+            _counting(args.count),
+            args.count,
+            rounds=args.rounds,
+            seed=args.seed,
+            wager=args.wager,
+            workers=workers,
+            scheduler=args.scheduler,
+            progress=False if args.no_progress else None,
+        )
+        return _show_indices(rules, args, ix)
     ix = strategy_indices(
         rules,
         tags,
@@ -190,6 +214,11 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         scheduler=args.scheduler,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
+    return _show_indices(rules, args, ix)
+
+
+def _show_indices(rules: RuleSet, args: argparse.Namespace, ix: Indices) -> int:
+    """``count indices``' output: JSON, a PNG chart, CSV or text."""
     if args.json:
         print(json.dumps(ix.to_json()))
     elif args.format == "png":
@@ -216,7 +245,8 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
             sys.stdout.write(text)
     else:
         shown = ", ".join(f"{d:.0%}" for d in ix.depths)
-        print(f"{rules.name}, {args.count}: indices at {shown} of the shoe left")
+        how = f"at {shown} of the shoe left" if shown else f"simulated, {ix.rounds:,} rounds"
+        print(f"{rules.name}, {args.count}: indices {how}")
         print("  cell       dealer  below  above  index" + ("  depth" if ix.by_depth else ""))
         for i in ix.indices:
             cells = f"  {i['cell']:<10} {i['dealer']:>6}  {i['below']:>5}  {i['above']:>5}"

@@ -87,10 +87,15 @@ class Indices:
 
     rules: RuleSet
     count: str
-    depths: tuple[float, ...]
+    depths: tuple[float, ...]  # (none: by simulation, the shoe as it is dealt)
     indices: list[dict[str, Any]]
     seconds: float
     chart: Chart  # the full shoe's, which the indices change
+    method: str = (
+        "exact analysis of the shoe expected at each whole true count, the full shoe's chart "
+        "fixed (docs/count.md)"
+    )
+    rounds: int = 0  # by simulation: the rounds dealt
 
     @property
     def by_depth(self) -> bool:
@@ -100,12 +105,11 @@ class Indices:
         return {
             "rules": self.rules.to_dict(),
             "count": self.count,
-            "depth": self.depths[0] if not self.by_depth else list(self.depths),
+            "depth": list(self.depths) if self.by_depth else next(iter(self.depths), None),
             "indices": self.indices,
-            "method": "exact analysis of the shoe expected at each whole true count, "
-            "the full shoe's chart fixed (docs/count.md)",
+            "method": self.method,
             "seconds": round(self.seconds, 3),
-        }
+        } | ({"rounds": self.rounds} if self.rounds else {})
 
     def to_csv(self) -> str:
         """``cell,dealer,below,above,index``, and ``depth`` by depth."""

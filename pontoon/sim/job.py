@@ -60,6 +60,7 @@ class Job:
     depth_edges: FloatArray = field(default_factory=lambda: np.zeros(0))  # (indices by depth)
     session_goal: int = 0  # cents: a session also ends when its result reaches it
     one_player: bool = False  # one player plays every box: a session is their total
+    probing: bool = False  # each box's first decision a random legal play (simulated indices)
 
     @classmethod
     def build(
@@ -79,6 +80,7 @@ class Job:
         boxes_by_count: Sequence[int] = (),
         session_goal: int = 0,
         one_player: bool = False,
+        probing: bool = False,
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
@@ -154,6 +156,7 @@ class Job:
             edges,
             session_goal,
             one_player,
+            probing,
         )
 
     def for_rounds(self, rounds: int) -> Job:
@@ -183,6 +186,7 @@ class ChunkResult:
     cats: IntArray
     sessions: IntArray
     counts: FloatArray
+    probes: FloatArray  # kernel.PROBE_CELLS x 5 plays x 21 true counts x (sum, squares, n)
 
     def add(self, other: ChunkResult) -> None:
         self.acc += other.acc
@@ -190,6 +194,7 @@ class ChunkResult:
         self.cats += other.cats
         self.sessions += other.sessions
         self.counts += other.counts
+        self.probes += other.probes
 
 
 def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[ChunkResult, IntArray]:
@@ -210,13 +215,16 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
     opts[K.O_SOFF] = job.session_offset
     opts[K.O_GOAL] = job.session_goal
     opts[K.O_ONE] = job.one_player
+    opts[K.O_PROBE] = job.probing
     res = ChunkResult(
         np.zeros(K.NACC),
         np.zeros(K.HBINS, np.int64),
         np.zeros(K.NCATS, np.int64),
         np.zeros(job.session_bins, np.int64),
         np.zeros((K.TCBINS, 4)),
+        np.zeros((K.PROBE_CELLS, 5, K.TCBINS, 3) if job.probing else (1, 1, 1, 3)),
     )
+    legal, pair_legal = K.first_decisions(job.rules)
     nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
     spec = K.specialisation(job.params, opts, job.boxes)
     K.kernel_for(spec if job.kernel is Kernel.SPECIALISED else None)(
@@ -240,5 +248,8 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         res.sessions,
         res.counts,
         nets,
+        legal,
+        pair_legal,
+        res.probes,
     )
     return res, nets

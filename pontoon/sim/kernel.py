@@ -38,6 +38,7 @@ GOLDEN = U64(0x9E3779B97F4A7C15)
 MIX1 = U64(0xBF58476D1CE4E5B9)
 MIX2 = U64(0x94D049BB133111EB)
 M32 = U64(0xFFFFFFFF)
+PROBE_SALT = U64(0x9B0BE5)  # the probes' stream: the chunk's key with this mixed in
 TWO32 = U64(1 << 32)
 S27 = U64(27)
 S30 = U64(30)
@@ -94,7 +95,14 @@ O_SBINS = 5  # session histogram bins (of one base wager each)
 O_SOFF = 6  # the bin of a zero session result
 O_GOAL = 7  # a session also ends when its result reaches this many cents (0: no goal)
 O_ONE = 8  # one player plays every box: a session is the boxes' total (else one per box)
-NOPTS = 9
+O_PROBE = 9  # strategy indices by simulation: each box's first decision a random legal play
+NOPTS = 10
+
+# probes (float64 array probes[cell, action, true count bin, (sum, sum of squares, rounds)]):
+# a box's first decision, its cell: (soft, total) as soft * 22 + total, a pair of value v as
+# 44 + v - 1; times 10 dealer cards (up - 1). The figure is the box's net in wagers.
+PROBE_CELLS = 54 * 10
+FIRST = 32  # the move tables' context of a box's first decision (two cards, one hand)
 
 
 @njit(cache=True, inline="always")
@@ -264,6 +272,16 @@ def _allowed(rules: RuleSet) -> tuple[Any, Any]:
     return ok, pair_ok
 
 
+def first_decisions(rules: RuleSet) -> tuple[Any, Any]:
+    """(22 total + 22 soft: [soft, total, up - 1, action]) and (10 pair value, 10 up, 5
+    actions) as int64: the plays :func:`pontoon.legality.allowed` allows a box's first
+    decision (context :data:`FIRST`), which probing draws from. A soft total's row is the
+    hard total's (legality asks the total and the cards, not softness)."""
+    ok, pair_ok = _allowed(rules)
+    first = ok[FIRST].astype(np.int64)
+    return np.stack([first, first]), pair_ok[FIRST].astype(np.int64)
+
+
 def _first_allowed(rows: list[Any], ok: Any) -> Any:
     """The chart's move in each cell: the first action of the cells' preferences
     (:func:`pontoon.sim.compiled.preferences`) in ``rows`` (chart codes, the row asked first
@@ -323,6 +341,7 @@ SWITCHES = (
     "sessions",
     "tracing",
     "others",
+    "probing",
 )
 
 
@@ -333,8 +352,8 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
 
     >>> from pontoon.rules import load_rules
     >>> from pontoon.sim.compiled import compile_rules
-    >>> specialisation(compile_rules(load_rules("classic-blackjack")), [1, 0, 0, 0, 0, 1, 0], 1)
-    (1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1)
+    >>> specialisation(compile_rules(load_rules("classic-blackjack")), [1] + [0] * (NOPTS - 1), 1)
+    (1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0)
     """
     return tuple(
         int(v)
@@ -355,6 +374,7 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
             opts[O_HANDS] > 0 or opts[O_GOAL] > 0,
             opts[O_TRACE],
             opts[O_OTHERS],
+            opts[O_PROBE],
         )
     )
 
@@ -390,6 +410,9 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         shist,
         tcs,
         trace,
+        legal,
+        pair_legal,
+        probes,
     ):
         """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
         # the switches: the generic kernel's from its first argument, else constants (numba
@@ -411,6 +434,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
             sessions,
             tracing,
             others,
+            probing,
         ) = sw if generic else fixed
         hands = opts[O_HANDS]
         bankroll = opts[O_BANKROLL]
@@ -472,6 +496,9 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         net = np.zeros(7, np.int64)
         snet = np.zeros(7, np.int64)
         sn = np.zeros(7, np.int64)
+        probe_cell = np.full(7, -1, np.int64)  # probing: each box's cell and play this round
+        probe_play = np.zeros(7, np.int64)
+        prs = stream_state(key ^ PROBE_SALT, 0)  # the probes' own stream: the shoe's is kept
 
         def draw(pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb):
             """Shoe.draw: the next card, and the shoe's locals after it. When the shuffle has
@@ -577,6 +604,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                             sn[b] = 0
             # a fresh layout
             for b in range(nb):
+                probe_cell[b] = -1
                 nh[b] = 1
                 order[b, 0] = 4 * b
                 net[b] = 0
@@ -729,6 +757,26 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                                 a = pair_moves[mb, ctx, value[c0] - 1, upv - 1]
                             else:
                                 a = moves[mb, ctx, soft, t, upv - 1]
+                            if probing and ctx == FIRST:  # a random legal play instead
+                                if pair:
+                                    cell = 44 + value[c0] - 1
+                                    ok = pair_legal[value[c0] - 1, upv - 1]
+                                else:
+                                    cell = soft * 22 + t
+                                    ok = legal[soft, t, upv - 1]
+                                nok = 0
+                                for x in range(ok.shape[0]):
+                                    nok += ok[x]
+                                if nok > 0:
+                                    prs += GOLDEN
+                                    pick = np.int64(_mix(prs) % U64(nok))
+                                    for x in range(ok.shape[0]):
+                                        if ok[x]:
+                                            if pick == 0:
+                                                a = x
+                                            pick -= 1
+                                    probe_cell[b] = cell * 10 + upv - 1
+                                    probe_play[b] = a
                             acted[s] = 1
                             if a == C.STAND:
                                 state[s] = STOOD
@@ -879,6 +927,14 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
             if tracing:
                 for b in range(nb):
                     trace[r, b] = net[b]
+            if probing:
+                for b in range(nb):
+                    if probe_cell[b] >= 0:
+                        x = net[b] / w
+                        at = probes[probe_cell[b], probe_play[b], tcb]
+                        at[0] += x
+                        at[1] += x * x
+                        at[2] += 1
             total = 0
             for b in range(nb):
                 total += net[b]
