@@ -6,7 +6,8 @@ shoe, pontoons, bonuses, doubles, splits, surrender, insurance) and ``Blackjack-
 ``gymnasium.make("Blackjack-v1")`` (infinite deck, hit or stick): the same wrappers, the same
 agent (hit below 17, else stand; the wager and no insurance where the env asks). Steps are
 ``env.step`` calls, resets included in the time; they alternate, ours then gymnasium's,
-RUNS times, best of each. The vector env steps 1,024 tables together; its figure is
+RUNS times, best of each. The vector env steps 1,024 tables together (with the steps
+specialised to nz-pontoon's table, ``PontoonVectorEnv``'s default); its figure is
 table-steps per second of ``step`` itself (the agent's numpy outside the clock; with it
 too in ``vector_steps_per_second_with_agent``).
 

@@ -22,7 +22,9 @@ from pontoon.env import PontoonEnv
 from pontoon.env import layout as L
 from pontoon.env.table import ACTIONS, PontoonTable
 from pontoon.errors import IllegalAction
-from pontoon.vocab import EventKind, TurnKind
+from pontoon.hand import is_pontoon
+from pontoon.round import Move
+from pontoon.vocab import Action, EventKind, TurnKind
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +38,7 @@ def compiled_env() -> Iterator[None]:
         env = PontoonEnv("classic-blackjack")
         env.reset(seed=0)
         env.step(env.action_names.index("bet"))
-        vec = pontoon.env.PontoonVectorEnv(1, "classic-blackjack")
+        vec = pontoon.env.PontoonVectorEnv(1, "classic-blackjack", specialise=False)
         vec.reset(seed=0)
         vec.step(np.array([vec.action_names.index("bet")]))
         fcntl.flock(f, fcntl.LOCK_UN)
@@ -194,7 +196,8 @@ def test_pettingzoo_api_test_passes() -> None:
 
 def test_15_3_players_behind_choose_to_follow() -> None:
     """The seated player decides; when the seated player doubles or splits, each player
-    behind is the agent selected and chooses to follow or decline."""
+    behind is the agent selected and chooses to follow or decline (15.3(c), (d)); a player
+    behind selected while the seated player decides may only insure (15.3(f))."""
     table = PontoonTable("nz-pontoon", boxes=1, behind=(2,))
     rng = np.random.default_rng(0)
     followed = 0
@@ -213,13 +216,69 @@ def test_15_3_players_behind_choose_to_follow() -> None:
                 assert ACTIONS.index("decline") in legal
                 followed += 1
             if agent.startswith("behind_") and turn is not None and turn.kind is TurnKind.DECIDE:
-                raise AssertionError("a player behind never decides for the box (15.3(a))")
+                # 15.3(a): a player behind never decides for the box; selected while the
+                # seated player decides, it may only insure or not (15.3(f), 10)
+                assert set(legal) <= {ACTIONS.index("insure"), ACTIONS.index("no-insurance")}
             table.step(int(rng.choice(legal)))
             if table.round is not None and table.round.over:  # each agent's net, in units
                 assert all(
                     table.rewards[a] == table.round.net(a) / table.wager for a in table.agents
                 )
     assert followed > 10
+
+
+def test_15_3_f_10_16_11_players_behind_insure_without_a_hole_card() -> None:
+    """15.3(f): each player on a box has the right to make an insurance wager (10), a player
+    behind as well as the seated player; without a hole card insurance stays open until the
+    dealer's second card (16.11). When the round lets a player behind insure (the dealer's
+    first card an ace, the player's wager still in play), that player is selected before
+    the seated player's first decision, with only ``insure`` and ``no-insurance`` legal
+    (never the box's decisions, 15.3(a)); an insurance taken is that player's own wager,
+    paid 2:1 on a dealer pontoon and lost otherwise, and counted in its reward."""
+    table = PontoonTable("nz-pontoon", boxes=1, behind=(2,))
+    insure, no_insurance = ACTIONS.index("insure"), ACTIONS.index("no-insurance")
+    behind = ("behind_1", "behind_2")
+    rng = np.random.default_rng(5)
+    insured = 0
+    for r in range(300):
+        table.reset(seed=r)
+        open_to: list[str] | None = None  # whom the round lets insure, read after the deal
+        asked: list[str] = []
+        while table.agents:
+            agent = table.agent_selection
+            rnd = table.round
+            assert rnd is not None
+            if open_to is None and not table.waiting:  # the deal is done
+                offer = {a: Move(Action.INSURE, 1, player=a) for a in behind}
+                open_to = [a for a in behind if offer[a] in rnd.legal_moves(a)]
+            obs, _, term, trunc, _ = table.last()
+            if term or trunc:
+                table.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"]).tolist()
+            turn = rnd.to_act()
+            if agent in behind and turn is not None and turn.kind is TurnKind.DECIDE:
+                assert legal == [insure, no_insurance], legal  # 15.3(a), (f)
+                assert len(rnd.dealer) == 1 and rnd.dealer[0].is_ace  # 10, 16.11
+                assert not any(h.acted for h in rnd.boxes[1].hands)  # before any decision
+                asked.append(agent)
+                table.step(insure if agent == "behind_1" else no_insurance)
+            else:
+                table.step(int(rng.choice(legal)))
+            if rnd.over and table.agents and asked:  # each agent's net, insurance included
+                assert all(table.rewards[a] == rnd.net(a) / table.wager for a in table.agents)
+        rnd = table.round
+        assert rnd is not None and open_to is not None
+        assert asked == open_to  # every player behind the round lets insure, and only those
+        if "behind_1" not in asked:
+            continue
+        insured += 1
+        box = rnd.boxes[1]
+        assert "behind_2" in box.declined_insurance and "behind_2" not in box.insurance
+        taken = box.insurance["behind_1"]
+        assert taken.amount == table.wager // 2 and taken.settled  # 10: half the wager
+        assert taken.net == (2 * taken.amount if is_pontoon(rnd.dealer) else -taken.amount)
+    assert insured > 5
 
 
 def test_8_2_bet_sizing_at_the_table() -> None:

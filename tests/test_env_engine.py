@@ -107,7 +107,7 @@ def test_a_chart_through_the_env_is_the_simulators_rounds(preset: str, boxes: in
     """The optimal-chart path: the env's vector tables play a chart as the compiled simulator
     does (kernel.decisions), round by round, on the simulator's own shoes."""
     chart = Chart.read(f"tests/data/sim/{preset}.csv")
-    env = PontoonVectorEnv(1, preset, boxes=boxes)
+    env = PontoonVectorEnv(1, preset, boxes=boxes, specialise=False)
     policy = ChartPolicy(env.table, chart)
     seed = 5
     obs, _ = env.reset(seed=seed)

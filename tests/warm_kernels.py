@@ -21,7 +21,7 @@ def main() -> None:
         _, _reward, done, _cut, info = env.step(action)
         if done:
             _, info = env.reset()
-    vec = PontoonVectorEnv(4, "nz-pontoon")
+    vec = PontoonVectorEnv(4, "nz-pontoon", specialise=False)  # what the tests step with
     vec.reset(seed=1)
     for _ in range(50):
         vec.step(np.zeros(4, np.int64))

@@ -58,11 +58,19 @@ def prefetch(typingctx, W, i, k):
     return types.void(W, i, k), codegen
 
 
+@jit_inline
+def rule(PP, k):
+    """A rule's switch or value, or an offset of the table's layout: ``PP[k]``, read at run
+    time here. A step specialised to a table (:mod:`pontoon.env.special`) has it compiled in
+    as a constant instead, so that the code of rules not in play is left out."""
+    return PP[k]
+
+
 @jit
 def shuffle_shoe(W, i, PP, n):
     """Fisher-Yates over the shoe's ``n`` cards on the stream of this shuffle, as the
     simulator shuffles (:func:`pontoon.sim.kernel.shuffle_places`: Lemire's unbiased draws)."""
-    osh = PP[L.E_OSH]
+    osh = rule(PP, L.E_OSH)
     rs = stream_state(U64(W[i, L.KEY]), W[i, L.NSHUF])
     W[i, L.NSHUF] += 1
     shuffle_places(W[i, osh : osh + n], 0, n, n, rs)
@@ -82,14 +90,14 @@ def best(hard, ace):
 def note(W, i, PP, x):
     """Add an entry to the round's log (when the table keeps one)."""
     n = W[i, L.LOGN]
-    if n < PP[L.E_LOGMAX]:
-        W[i, PP[L.E_OLOG] + n] = x
+    if n < rule(PP, L.E_LOGMAX):
+        W[i, rule(PP, L.E_OLOG) + n] = x
         W[i, L.LOGN] = n + 1
 
 
 @jit
 def _clear_counts(W, i, PP):
-    o = PP[L.E_OCNT]
+    o = rule(PP, L.E_OCNT)
     for v in range(L.NVAL):
         W[i, o + v] = 0
 
@@ -111,7 +119,7 @@ def start_round(W, i, PP):
             note(W, i, PP, L.LOG_SHUFFLE[2])  # 8.8
         ntmpl = PP[L.E_NTMPL]
         otmpl = PP[L.E_OTMPL]
-        osh = PP[L.E_OSH]
+        osh = rule(PP, L.E_OSH)
         for k in range(ntmpl):
             W[i, osh + k] = PP[otmpl + k]
         W[i, L.NCARDS] = ntmpl
@@ -120,7 +128,7 @@ def start_round(W, i, PP):
         W[i, L.CUTR] = 0
         shuffle_shoe(W, i, PP, ntmpl)
         _clear_counts(W, i, PP)
-        if PP[C.BURN]:  # 8.1
+        if rule(PP, C.BURN):  # 8.1
             note(W, i, PP, L.LOG_BURN - W[i, osh])
             W[i, L.POS] = 1
     W[i, L.PH] = L.BET
@@ -131,26 +139,26 @@ def _refill(W, i, PP):
     """16.7: the shoe ran out mid-round; every card not on the layout (the discard rack)
     is put in canonical order and shuffled (the codes counted in the row's scratch). With no
     such card the round is marked void (``VOID``) and the shoe stays as it was."""
-    cnt = W[i, PP[L.E_OSH] + PP[L.E_NTMPL] :]
+    cnt = W[i, rule(PP, L.E_OSH) + PP[L.E_NTMPL] :]
     for code in range(L.NCODES):
         cnt[code] = 0
     otmpl = PP[L.E_OTMPL]
     for k in range(PP[L.E_NTMPL]):
         cnt[PP[otmpl + k]] += 1
-    maxh = PP[L.E_MAXH]
-    ohc = PP[L.E_OHC]
-    for b in range(PP[L.E_BOXES]):
-        for k in range(W[i, PP[L.E_OBX] + b * L.NBF + L.NH]):
-            s = W[i, PP[L.E_OORD] + b * maxh + k]
+    maxh = rule(PP, L.E_MAXH)
+    ohc = rule(PP, L.E_OHC)
+    for b in range(rule(PP, L.E_BOXES)):
+        for k in range(W[i, rule(PP, L.E_OBX) + b * L.NBF + L.NH]):
+            s = W[i, rule(PP, L.E_OORD) + b * maxh + k]
             o = L.NT + s * L.NHF
             if not W[i, o + L.DISC]:
                 for j in range(W[i, o + L.HN]):
                     cnt[W[i, ohc + s * L.MAXC + j]] -= 1
     for j in range(W[i, L.DN]):
-        cnt[W[i, PP[L.E_ODC] + j]] -= 1
+        cnt[W[i, rule(PP, L.E_ODC) + j]] -= 1
     if W[i, L.HOLE] >= 0:
         cnt[W[i, L.HOLE]] -= 1
-    osh = PP[L.E_OSH]
+    osh = rule(PP, L.E_OSH)
     n = 0
     for code in range(L.NCODES):
         for _ in range(cnt[code]):
@@ -177,12 +185,12 @@ def draw(W, i, PP, seen):
         if W[i, L.VOID]:
             return 0
     pos = W[i, L.POS]
-    c = W[i, PP[L.E_OSH] + pos]
+    c = W[i, rule(PP, L.E_OSH) + pos]
     W[i, L.POS] = pos + 1
-    if PP[L.E_LOGMAX]:
+    if rule(PP, L.E_LOGMAX):
         note(W, i, PP, c)
     if seen:
-        W[i, PP[L.E_OCNT] + value(c) - 1] += 1
+        W[i, rule(PP, L.E_OCNT) + value(c) - 1] += 1
     return c
 
 
@@ -191,7 +199,7 @@ def put(W, i, PP, s, c):
     """A card to hand slot ``s``."""
     o = L.NT + s * L.NHF
     n = W[i, o + L.HN]
-    W[i, PP[L.E_OHC] + s * L.MAXC + n] = c
+    W[i, rule(PP, L.E_OHC) + s * L.MAXC + n] = c
     W[i, o + L.HN] = n + 1
     v = value(c)
     W[i, o + L.HARD] += v
@@ -201,7 +209,7 @@ def put(W, i, PP, s, c):
 
 @jit_inline
 def to_dealer(W, i, PP, c):
-    W[i, PP[L.E_ODC] + W[i, L.DN]] = c
+    W[i, rule(PP, L.E_ODC) + W[i, L.DN]] = c
     W[i, L.DN] += 1
     v = value(c)
     W[i, L.DH] += v
@@ -216,7 +224,7 @@ def reveal(W, i, PP):
     if c >= 0:
         W[i, L.HOLE] = -1
         to_dealer(W, i, PP, c)
-        W[i, PP[L.E_OCNT] + value(c) - 1] += 1
+        W[i, rule(PP, L.E_OCNT) + value(c) - 1] += 1
 
 
 @jit_inline
@@ -232,7 +240,7 @@ def odds21(W, i, PP, s):
     n = W[i, o + L.HN]
     d = 1 if W[i, o + L.DBL] > 0 else 0
     if n == 3:
-        oc = PP[L.E_OHC] + s * L.MAXC
+        oc = rule(PP, L.E_OHC) + s * L.MAXC
         c0, c1, c2 = W[i, oc], W[i, oc + 1], W[i, oc + 2]
         r0, r1, r2 = c0 % 13 + 1, c1 % 13 + 1, c2 % 13 + 1
         lo, hi = min(r0, r1, r2), max(r0, r1, r2)
@@ -248,11 +256,11 @@ def odds21(W, i, PP, s):
 
 @jit_inline
 def settle_insurance(W, i, PP, natural):
-    for b in range(PP[L.E_BOXES]):
-        amt = W[i, PP[L.E_OBX] + b * L.NBF + L.INSA]
+    for b in range(rule(PP, L.E_BOXES)):
+        amt = W[i, rule(PP, L.E_OBX) + b * L.NBF + L.INSA]
         if amt > 0:
             if natural:
-                W[i, L.NET] += won(amt, PP[L.E_INS_PAYS_NUM], PP[L.E_INS_PAYS_DEN])
+                W[i, L.NET] += won(amt, rule(PP, L.E_INS_PAYS_NUM), rule(PP, L.E_INS_PAYS_DEN))
             else:
                 W[i, L.NET] -= amt
 

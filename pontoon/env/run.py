@@ -6,16 +6,18 @@ action mask), a fresh shoe, and the steps of one table (the single env) or of ma
 from __future__ import annotations
 
 from pontoon.env import layout as L
-from pontoon.env.kernel import best, jit, jit_inline, prefetch, start_round, value
+from pontoon.env.kernel import best, jit, jit_inline, prefetch, rule, start_round, value
 from pontoon.env.settle import hands_on, slot
 from pontoon.env.steps import act, action_bits
 from pontoon.sim import compiled as C
 
 
-@jit
-def observe(W, i, PP, OB, CO, MK, col):
+@jit_inline
+def see(W, i, PP, OB, CO, MK, col):
     """What the player sees, into column ``col``: the hand in question, the dealer's first
-    card, the cards left and seen; the legal actions. Each entry is written once."""
+    card, the cards left and seen; the legal actions. Each entry is written once. Compiled
+    into :func:`step_many` (a call passed its five arrays as some 40 words on the stack);
+    the other entry points call :func:`observe`."""
     ph = W[i, L.PH]
     b = -1
     k = 0
@@ -32,14 +34,14 @@ def observe(W, i, PP, OB, CO, MK, col):
         t = best(hard, W[i, o + L.ACE])
         box, hand, hands, soft = b, k, hands_on(W, i, PP, b), 1 if t != hard else 0
         if n == 2:
-            oc = PP[L.E_OHC] + s * L.MAXC
+            oc = rule(PP, L.E_OHC) + s * L.MAXC
             c0, c1 = W[i, oc], W[i, oc + 1]
-            same = value(c0) == value(c1) if PP[C.SPLIT_BY_VALUE] else c0 % 13 == c1 % 13
+            same = value(c0) == value(c1) if rule(PP, C.SPLIT_BY_VALUE) else c0 % 13 == c1 % 13
             if same:
                 pair = value(c0)
         dbl = 1 if W[i, o + L.DBL] > 0 else 0
         fsp, sac, acted = W[i, o + L.FSP], W[i, o + L.SAC], W[i, o + L.ACTED]
-    up = value(W[i, PP[L.E_ODC]]) if W[i, L.DN] > 0 and ph != L.BET else 0
+    up = value(W[i, rule(PP, L.E_ODC)]) if W[i, L.DN] > 0 and ph != L.BET else 0
     OB[0, col] = ph
     OB[1, col] = box
     OB[2, col] = hand
@@ -54,7 +56,7 @@ def observe(W, i, PP, OB, CO, MK, col):
     OB[11, col] = acted
     OB[12, col] = up
     OB[13, col] = W[i, L.NCARDS] - W[i, L.POS]
-    ocnt = PP[L.E_OCNT]
+    ocnt = rule(PP, L.E_OCNT)
     for v in range(L.NVAL):
         CO[col, v] = W[i, ocnt + v]
     bits = action_bits(W, i, PP)
@@ -64,6 +66,12 @@ def observe(W, i, PP, OB, CO, MK, col):
         bits >>= 1
 
 
+@jit
+def observe(W, i, PP, OB, CO, MK, col):
+    """:func:`see`, called."""
+    see(W, i, PP, OB, CO, MK, col)
+
+
 @jit_inline
 def observe_over(W, i, PP, FOB, FCO, col):
     """:func:`observe` at the end of a round, into the final observation's arrays, which hold
@@ -71,9 +79,9 @@ def observe_over(W, i, PP, FOB, FCO, col):
     made, and only the phase, the dealer's first card and the cards left and seen are
     written."""
     FOB[0, col] = L.OVER
-    FOB[12, col] = value(W[i, PP[L.E_ODC]]) if W[i, L.DN] > 0 else 0
+    FOB[12, col] = value(W[i, rule(PP, L.E_ODC)]) if W[i, L.DN] > 0 else 0
     FOB[13, col] = W[i, L.NCARDS] - W[i, L.POS]
-    ocnt = PP[L.E_OCNT]
+    ocnt = rule(PP, L.E_OCNT)
     for v in range(L.NVAL):
         FCO[col, v] = W[i, ocnt + v]
 
@@ -103,6 +111,9 @@ def next_round(W, PP, i, OB, CO, MK):
 
 
 AHEAD = 4  # tables ahead whose state step_many asks the cache for
+# the action's step in step_many: called here; compiled into it in a specialised step
+# (pontoon.env.special), which is 5-15 % faster but takes 9 s more to compile
+step_act = act
 
 
 @jit_inline
@@ -111,31 +122,35 @@ def fetch_ahead(W, i, PP):
     hand's fields, its cards, the boxes and the dealer's cards, the counts, the next card)."""
     for k in range(0, L.NT + L.NHF, 8):
         prefetch(W, i, k)
-    for o in (PP[L.E_OHC], PP[L.E_OBX], PP[L.E_ODC], PP[L.E_OCNT]):
+    for o in (rule(PP, L.E_OHC), rule(PP, L.E_OBX), rule(PP, L.E_ODC), rule(PP, L.E_OCNT)):
         prefetch(W, i, o)
         prefetch(W, i, o + 8)
-    prefetch(W, i, PP[L.E_OSH] + W[i, L.POS])
+    prefetch(W, i, rule(PP, L.E_OSH) + W[i, L.POS])
 
 
 @jit
-def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO, FMK):
+def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO):
     """Every table's step; a table whose round ends starts the next round's betting in the
-    same step (its last observation into FOB, FCO, FMK)."""
+    same step (its last observation into FOB and FCO, :func:`observe_over`). Returns how many
+    rounds ended."""
     unit = PP[L.E_UNIT]
     n = W.shape[0]
+    ended = 0
     for i in range(n):
         if i + AHEAD < n:
             fetch_ahead(W, i + AHEAD, PP)
-        REF[i] = act(W, i, PP, actions[i]) == 1
+        REF[i] = step_act(W, i, PP, actions[i]) == 1
         if W[i, L.PH] == L.OVER:
             RW[i] = W[i, L.NET] / unit
             TERM[i] = True
+            ended += 1
             observe_over(W, i, PP, FOB, FCO, i)
             start_round(W, i, PP)
         else:
             RW[i] = 0.0
             TERM[i] = False
-        observe(W, i, PP, OB, CO, MK, i)
+        see(W, i, PP, OB, CO, MK, i)
+    return ended
 
 
 @jit
@@ -145,4 +160,4 @@ def reset_many(W, PP, keys, OB, CO, MK):
         observe(W, i, PP, OB, CO, MK, i)
 
 
-__all__ = ["next_round", "observe", "reset_many", "reset_table", "step_many", "step_one"]
+__all__ = ["next_round", "observe", "reset_many", "reset_table", "see", "step_many", "step_one"]

@@ -14,6 +14,7 @@ from pontoon.env.kernel import (
     jit_inline,
     odds21,
     reveal,
+    rule,
     settle_insurance,
     to_dealer,
     value,
@@ -25,12 +26,12 @@ from pontoon.sim import compiled as C
 @jit_inline
 def slot(W, i, PP, b, k):
     """The slot of hand ``k`` of box ``b``."""
-    return W[i, PP[L.E_OORD] + b * PP[L.E_MAXH] + k]
+    return W[i, rule(PP, L.E_OORD) + b * rule(PP, L.E_MAXH) + k]
 
 
 @jit_inline
 def hands_on(W, i, PP, b):
-    return W[i, PP[L.E_OBX] + b * L.NBF + L.NH]
+    return W[i, rule(PP, L.E_OBX) + b * L.NBF + L.NH]
 
 
 @jit_inline
@@ -46,15 +47,21 @@ def settle_hand(W, i, PP, s, state):
     W[i, L.NT + s * L.NHF + L.DISC] = 1
 
 
+@jit_inline
+def natural_won(PP, amt):
+    """What a pontoon of ``amt`` wins (5.1)."""
+    return won(amt, rule(PP, C.ODDS + 2 * C.NATURAL), rule(PP, C.ODDS + 2 * C.NATURAL + 1))
+
+
 @jit
 def interim(W, i, PP):
     """9.1: a pontoon is paid at once (where 21 wins, or in the peek game), else waits."""
-    for b in range(PP[L.E_BOXES]):
+    for b in range(rule(PP, L.E_BOXES)):
         s = slot(W, i, PP, b, 0)
         if pontoon_at(W, i, PP, s):
-            if PP[C.P21] or PP[C.PEEK]:
+            if rule(PP, C.P21) or rule(PP, C.PEEK):
                 amt = W[i, L.NT + s * L.NHF + L.AMT]
-                W[i, L.NET] += won(amt, PP[C.ODDS + 2 * C.NATURAL], PP[C.ODDS + 2 * C.NATURAL + 1])
+                W[i, L.NET] += natural_won(PP, amt)
                 settle_hand(W, i, PP, s, L.SETTLED)
             else:
                 W[i, L.NT + s * L.NHF + L.ST] = L.NATURAL_WAIT
@@ -64,7 +71,7 @@ def interim(W, i, PP):
 def peek(W, i, PP):
     """8.5: with an ace or ten up the dealer looks at the hole card; insurance is settled,
     and a dealer pontoon ends the round at once."""
-    upv = value(W[i, PP[L.E_ODC]])
+    upv = value(W[i, rule(PP, L.E_ODC)])
     if upv != 1 and upv != 10:
         return
     natural = upv + value(W[i, L.HOLE]) == 11
@@ -72,12 +79,12 @@ def peek(W, i, PP):
     if not natural:
         return
     reveal(W, i, PP)
-    for b in range(PP[L.E_BOXES]):
+    for b in range(rule(PP, L.E_BOXES)):
         s = slot(W, i, PP, b, 0)
         amt = W[i, L.NT + s * L.NHF + L.AMT]
         if pontoon_at(W, i, PP, s):
-            if PP[C.P21]:
-                W[i, L.NET] += won(amt, PP[C.ODDS + 2 * C.NATURAL], PP[C.ODDS + 2 * C.NATURAL + 1])
+            if rule(PP, C.P21):
+                W[i, L.NET] += natural_won(PP, amt)
         else:
             W[i, L.NET] -= amt
         W[i, L.NT + s * L.NHF + L.ST] = L.SETTLED
@@ -97,28 +104,28 @@ def card_reached(W, i, PP, s):
         settle_hand(W, i, PP, s, L.SETTLED)
         return False
     if best(hard, W[i, o + L.ACE]) == 21:
-        oc = PP[L.E_OHC] + s * L.MAXC
+        oc = rule(PP, L.E_OHC) + s * L.MAXC
         c0 = W[i, oc]
         if (
-            PP[C.SUPER]
+            rule(PP, C.SUPER)
             and not W[i, o + L.FSP]
             and W[i, o + L.DBL] == 0
             and W[i, L.DN] > 0
-            and W[i, PP[L.E_ODC]] % 13 == 6
+            and W[i, rule(PP, L.E_ODC)] % 13 == 6
             and W[i, o + L.HN] == 3
             and c0 % 13 == 6
             and W[i, oc + 1] == c0
             and W[i, oc + 2] == c0
         ):
             W[i, o + L.ST] = L.SUPER_WAIT  # 11.2: paid at the end of the round
-        elif PP[C.P21]:
+        elif rule(PP, C.P21):
             num, den = odds21(W, i, PP, s)
             W[i, L.NET] += won(amt, num, den)
             settle_hand(W, i, PP, s, L.SETTLED)
         else:
             W[i, o + L.ST] = L.STOOD
         return False
-    return W[i, o + L.SAC] == 1 and not PP[L.E_HSA]
+    return W[i, o + L.SAC] == 1 and not rule(PP, L.E_HSA)
 
 
 @jit
@@ -127,7 +134,7 @@ def dealer_turn(W, i, PP):
     (only when a hand stood), then the settlement."""
     full = False
     second = W[i, L.INSURED] == 1
-    for b in range(PP[L.E_BOXES]):
+    for b in range(rule(PP, L.E_BOXES)):
         for k in range(hands_on(W, i, PP, b)):
             x = W[i, L.NT + slot(W, i, PP, b, k) * L.NHF + L.ST]
             if x == L.STOOD:
@@ -135,20 +142,20 @@ def dealer_turn(W, i, PP):
             elif x == L.NATURAL_WAIT or x == L.SURRENDER_WAIT:
                 second = True
     second = second or full
-    if PP[C.PEEK]:
+    if rule(PP, C.PEEK):
         if second:
             reveal(W, i, PP)
     elif second:
         to_dealer(W, i, PP, draw(W, i, PP, True))
     dnat = W[i, L.DN] == 2 and W[i, L.DH] == 11 and W[i, L.DA] == 1
-    if not PP[C.PEEK]:
+    if not rule(PP, C.PEEK):
         settle_insurance(W, i, PP, dnat)
     if full and not dnat:
         while True:
             hard = W[i, L.DH]
             t = best(hard, W[i, L.DA])
             soft = t != hard
-            if t > 17 or (t == 17 and not (soft and PP[C.H17])):
+            if t > 17 or (t == 17 and not (soft and rule(PP, C.H17))):
                 break
             to_dealer(W, i, PP, draw(W, i, PP, True))
     settle_all(W, i, PP, dnat)
@@ -158,9 +165,9 @@ def dealer_turn(W, i, PP):
 @jit
 def settle_all(W, i, PP, dnat):
     d = best(W[i, L.DH], W[i, L.DA])
-    nat_num = PP[C.ODDS + 2 * C.NATURAL]
-    nat_den = PP[C.ODDS + 2 * C.NATURAL + 1]
-    for b in range(PP[L.E_BOXES]):
+    nat_num = rule(PP, C.ODDS + 2 * C.NATURAL)
+    nat_den = rule(PP, C.ODDS + 2 * C.NATURAL + 1)
+    for b in range(rule(PP, L.E_BOXES)):
         cap = W[i, L.STAKE]  # 13.7: what a dealer pontoon may still take from the box
         for k in range(hands_on(W, i, PP, b)):
             s = slot(W, i, PP, b, k)
@@ -171,7 +178,7 @@ def settle_all(W, i, PP, dnat):
                 if dnat:
                     W[i, L.NET] -= amt
                 else:
-                    W[i, L.NET] -= amt - won(amt, PP[C.SURR_NUM], PP[C.SURR_DEN])
+                    W[i, L.NET] -= amt - won(amt, rule(PP, C.SURR_NUM), rule(PP, C.SURR_DEN))
             elif x == L.SUPER_WAIT:  # 11.2
                 if amt < PP[C.SB_MIN]:
                     num, den = odds21(W, i, PP, s)
@@ -185,7 +192,7 @@ def settle_all(W, i, PP, dnat):
                     W[i, L.NET] += won(amt, nat_num, nat_den)
             elif x == L.STOOD:
                 if dnat:  # 13.7, 13.8
-                    lost = amt if PP[C.TAKES_ALL] else min(amt, cap)
+                    lost = amt if rule(PP, C.TAKES_ALL) else min(amt, cap)
                     cap -= lost
                     W[i, L.NET] -= lost
                 else:

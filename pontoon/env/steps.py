@@ -12,7 +12,7 @@ player sees and the entry points from Python are in :mod:`pontoon.env.run`.
 from __future__ import annotations
 
 from pontoon.env import layout as L
-from pontoon.env.kernel import best, draw, jit, jit_inline, put, to_dealer, value, won
+from pontoon.env.kernel import best, draw, jit, jit_inline, put, rule, to_dealer, value, won
 from pontoon.env.settle import (
     card_reached,
     dealer_turn,
@@ -35,14 +35,14 @@ def hand_bits(W, i, PP, b, s):
     t = min(best(W[i, o + L.HARD], W[i, o + L.ACE]), 21)
     pair = 0
     if two:
-        oc = PP[L.E_OHC] + s * L.MAXC
+        oc = rule(PP, L.E_OHC) + s * L.MAXC
         c0, c1 = W[i, oc], W[i, oc + 1]
-        same = value(c0) == value(c1) if PP[C.SPLIT_BY_VALUE] else c0 % 13 == c1 % 13
+        same = value(c0) == value(c1) if rule(PP, C.SPLIT_BY_VALUE) else c0 % 13 == c1 % 13
         pair = 1 if same else 0
     ctx = (two * 2 + W[i, o + L.FSP]) * 2 + W[i, o + L.SAC]
     ctx = (ctx * 2 + (W[i, o + L.DBL] > 0)) * 2 + W[i, o + L.ACTED]
-    ctx = ctx * PP[L.E_MAXH] + hands_on(W, i, PP, b) - 1
-    up = value(W[i, PP[L.E_ODC]])
+    ctx = ctx * rule(PP, L.E_MAXH) + hands_on(W, i, PP, b) - 1
+    up = value(W[i, rule(PP, L.E_ODC)])
     k = ((ctx * 2 + pair) * 22 + t) * 10 + up - 1  # packed eight to a word (pack_bytes)
     return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255
 
@@ -60,8 +60,8 @@ def action_bits(W, i, PP):
     """The legal actions now, as bits of the action numbers."""
     ph = W[i, L.PH]
     if ph == L.BET:
-        nb = PP[L.E_NBETS]
-        return ((1 << nb) - 1) << (PP[L.E_NA] - nb)
+        nb = rule(PP, L.E_NBETS)
+        return ((1 << nb) - 1) << (rule(PP, L.E_NA) - nb)
     if ph == L.INS:
         return (1 << L.INSURE) | (1 << L.NO_INSURANCE)
     if ph != L.DECIDE:
@@ -72,7 +72,7 @@ def action_bits(W, i, PP):
     if (bits >> L.DOUBLE) & 1:
         amt = W[i, L.NT + s * L.NHF + L.AMT]
         odbl = PP[L.E_ODBL]
-        for k in range(1, PP[L.E_NDBL]):
+        for k in range(1, rule(PP, L.E_NDBL)):
             if won(amt, PP[odbl + 2 * k], PP[odbl + 2 * k + 1]) >= 1:
                 bits |= 1 << (L.NFIXED + k - 1)
     return bits
@@ -85,13 +85,13 @@ def _insurable(W, i, PP, b):
     s = slot(W, i, PP, b, 0)
     if W[i, L.NT + s * L.NHF + L.ST] == L.SETTLED:
         return 0
-    return won(W[i, L.STAKE], PP[L.E_INS_MAX_NUM], PP[L.E_INS_MAX_DEN])
+    return won(W[i, L.STAKE], rule(PP, L.E_INS_MAX_NUM), rule(PP, L.E_INS_MAX_DEN))
 
 
 @jit
 def ask_insurance(W, i, PP, first):
     """The next box from ``first`` whose player may insure: its turn (True), or none."""
-    for b in range(first, PP[L.E_BOXES]):
+    for b in range(first, rule(PP, L.E_BOXES)):
         if _insurable(W, i, PP, b) >= 1:
             W[i, L.PH] = L.INS
             W[i, L.IB] = b
@@ -102,7 +102,7 @@ def ask_insurance(W, i, PP, first):
 @jit
 def advance(W, i, PP):
     """Run the automatic steps until a decision is awaited or the round is over."""
-    boxes = PP[L.E_BOXES]
+    boxes = rule(PP, L.E_BOXES)
     while W[i, L.TURN] < boxes:
         b = W[i, L.TURN]
         while W[i, L.HI] < hands_on(W, i, PP, b):
@@ -123,8 +123,8 @@ def advance(W, i, PP):
 def deal(W, i, PP, stake):
     """8.2: a card to each box, one to the dealer, a second to each box; 8.5 the hole card;
     then insurance (10), the peek, interim settlement (9.1) and the first decision."""
-    maxh = PP[L.E_MAXH]
-    boxes = PP[L.E_BOXES]
+    maxh = rule(PP, L.E_MAXH)
+    boxes = rule(PP, L.E_BOXES)
     W[i, L.STAKE] = stake
     W[i, L.NET] = 0
     W[i, L.DN] = 0
@@ -135,9 +135,9 @@ def deal(W, i, PP, stake):
     W[i, L.TURN] = 0
     W[i, L.HI] = 0
     for b in range(boxes):
-        W[i, PP[L.E_OBX] + b * L.NBF + L.NH] = 1
-        W[i, PP[L.E_OBX] + b * L.NBF + L.INSA] = 0
-        W[i, PP[L.E_OORD] + b * maxh] = b * maxh
+        W[i, rule(PP, L.E_OBX) + b * L.NBF + L.NH] = 1
+        W[i, rule(PP, L.E_OBX) + b * L.NBF + L.INSA] = 0
+        W[i, rule(PP, L.E_OORD) + b * maxh] = b * maxh
         o = L.NT + b * maxh * L.NHF
         for f in range(L.NHF):
             W[i, o + f] = 0
@@ -147,11 +147,11 @@ def deal(W, i, PP, stake):
     to_dealer(W, i, PP, draw(W, i, PP, True))
     for b in range(boxes):
         put(W, i, PP, b * maxh, draw(W, i, PP, True))
-    if PP[C.PEEK]:
+    if rule(PP, C.PEEK):
         W[i, L.HOLE] = draw(W, i, PP, False)
     W[i, L.PH] = L.DECIDE
-    offered = PP[L.E_INS] and value(W[i, PP[L.E_ODC]]) == 1
-    if PP[C.PEEK]:
+    offered = rule(PP, L.E_INS) and value(W[i, rule(PP, L.E_ODC)]) == 1
+    if rule(PP, C.PEEK):
         if offered and ask_insurance(W, i, PP, 0):
             return
         peek(W, i, PP)
@@ -159,29 +159,37 @@ def deal(W, i, PP, stake):
             return
     interim(W, i, PP)
     advance(W, i, PP)
-    if not PP[C.PEEK] and offered and W[i, L.PH] == L.DECIDE:
+    if not rule(PP, C.PEEK) and offered and W[i, L.PH] == L.DECIDE:
         ask_insurance(W, i, PP, 0)
 
 
 @jit
 def act(W, i, PP, a):
+    """:func:`make`, called."""
+    return make(W, i, PP, a)
+
+
+@jit_inline
+def make(W, i, PP, a):
     """Make action ``a``: 0, or 1 (and nothing changed) when it is not legal now: not in
     the bits :func:`action_bits` gave when the table was last observed (every entry point
-    observes after each change, :mod:`pontoon.env.run`)."""
-    if a < 0 or a >= PP[L.E_NA] or not (W[i, L.LEGAL] >> a) & 1:  # as observed
+    observes after each change, :mod:`pontoon.env.run`). Compiled into the vector env's
+    step (:func:`pontoon.env.run.step_many`, which a call cost some 20 words on the stack
+    a table-step); the single env's step calls :func:`act`."""
+    if a < 0 or a >= rule(PP, L.E_NA) or not (W[i, L.LEGAL] >> a) & 1:  # as observed
         return 1
     ph = W[i, L.PH]
     if ph == L.BET:
-        deal(W, i, PP, PP[PP[L.E_OBETS] + a - (PP[L.E_NA] - PP[L.E_NBETS])])
+        deal(W, i, PP, PP[PP[L.E_OBETS] + a - (rule(PP, L.E_NA) - rule(PP, L.E_NBETS))])
         return 0
     if ph == L.INS:
         b = W[i, L.IB]
         if a == L.INSURE:
-            W[i, PP[L.E_OBX] + b * L.NBF + L.INSA] = _insurable(W, i, PP, b)
+            W[i, rule(PP, L.E_OBX) + b * L.NBF + L.INSA] = _insurable(W, i, PP, b)
             W[i, L.INSURED] = 1
         if not ask_insurance(W, i, PP, b + 1):
             W[i, L.PH] = L.DECIDE
-            if PP[C.PEEK]:  # the peek, then the play
+            if rule(PP, C.PEEK):  # the peek, then the play
                 peek(W, i, PP)
                 if W[i, L.PH] != L.OVER:
                     interim(W, i, PP)
@@ -200,9 +208,9 @@ def act(W, i, PP, a):
     elif a == L.SPLIT:
         _split(W, i, PP, b, s)
     elif a == L.SURRENDER:
-        if PP[C.SURRENDER] == 1 or PP[C.PEEK]:  # settled at once; else 9.4: waits
+        if rule(PP, C.SURRENDER) == 1 or rule(PP, C.PEEK):  # settled at once; else 9.4: waits
             amt = W[i, o + L.AMT]
-            W[i, L.NET] -= amt - won(amt, PP[C.SURR_NUM], PP[C.SURR_DEN])
+            W[i, L.NET] -= amt - won(amt, rule(PP, C.SURR_NUM), rule(PP, C.SURR_DEN))
             settle_hand(W, i, PP, s, L.SETTLED)
         else:
             W[i, o + L.ST] = L.SURRENDER_WAIT
@@ -215,7 +223,7 @@ def act(W, i, PP, a):
         W[i, o + L.DBL] = won(W[i, o + L.AMT], PP[odbl + 2 * k], PP[odbl + 2 * k + 1])
         put(W, i, PP, s, draw(W, i, PP, True))
         reached(W, i, PP, b, s)
-        if W[i, o + L.ST] == L.OPEN and not PP[C.RESCUE]:
+        if W[i, o + L.ST] == L.OPEN and not rule(PP, C.RESCUE):
             W[i, o + L.ST] = L.STOOD
     advance(W, i, PP)
     void_if_empty(W, i)
@@ -238,17 +246,17 @@ def void_if_empty(W, i):
 def _split(W, i, PP, b, s):
     """13: the pair's second card makes a new hand, played next; the first hand takes its
     second card now (13.5)."""
-    maxh = PP[L.E_MAXH]
-    obx = PP[L.E_OBX] + b * L.NBF
+    maxh = rule(PP, L.E_MAXH)
+    obx = rule(PP, L.E_OBX) + b * L.NBF
     nh = W[i, obx + L.NH]
     ns = b * maxh + nh
-    oord = PP[L.E_OORD] + b * maxh
+    oord = rule(PP, L.E_OORD) + b * maxh
     for k in range(nh, W[i, L.HI] + 1, -1):
         W[i, oord + k] = W[i, oord + k - 1]
     W[i, oord + W[i, L.HI] + 1] = ns
     W[i, obx + L.NH] = nh + 1
     o, on = L.NT + s * L.NHF, L.NT + ns * L.NHF
-    oc = PP[L.E_OHC] + s * L.MAXC
+    oc = rule(PP, L.E_OHC) + s * L.MAXC
     c0, c1 = W[i, oc], W[i, oc + 1]
     aces = 1 if value(c0) == 1 else 0
     for f in range(L.NHF):
@@ -267,4 +275,4 @@ def _split(W, i, PP, b, s):
     reached(W, i, PP, b, s)
 
 
-__all__ = ["act", "action_bits", "advance", "deal", "hand_bits"]
+__all__ = ["act", "action_bits", "advance", "deal", "hand_bits", "make"]

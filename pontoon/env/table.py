@@ -2,7 +2,7 @@
 and players betting behind them (15.1-15.3), each an agent, playing the round engine itself
 (:class:`pontoon.round.Round`) through its query API: whoever :meth:`~Round.to_act` names
 acts; the seated player decides for the box, and those behind choose whether to follow a
-double or a split (15.3(c), (d)).
+double or a split (15.3(c), (d)) and, each for itself, whether to insure (15.3(f)).
 
 >>> table = PontoonTable(boxes=1, behind=(1,))
 >>> table.reset(seed=3)
@@ -21,6 +21,7 @@ from pettingzoo import AECEnv  # type: ignore[import-untyped]
 
 from pontoon.env.spec import BET_WORD, rules_of
 from pontoon.hand import is_pair, is_soft, total
+from pontoon.layout import Turn
 from pontoon.round import Move, Round
 from pontoon.rules import RuleSet
 from pontoon.shoe import ScriptedCards, Shoe, seeded
@@ -43,6 +44,7 @@ ACTIONS: Final = (
     BET_WORD,
 )
 BET: Final = len(ACTIONS) - 1
+INSURE: Final = ACTIONS.index("insure")
 FOLLOW_ID: Final = {Follow.BOTH: 3, 0: 9, 1: 10}
 NOBS: Final = 24  # observation vector: see observe()
 TURNS: Final = {TurnKind.BETTING: 0, TurnKind.INSURANCE: 1, TurnKind.FOLLOW: 2, TurnKind.DECIDE: 3}
@@ -145,6 +147,8 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
         box_n = self.box_of[agent]
         turn = rnd.to_act()
         v[0] = 0 if self.waiting or turn is None else TURNS.get(turn.kind, 0)
+        if turn is not None and not self.waiting and agent in self._insuring_behind(turn):
+            v[0] = TURNS[TurnKind.INSURANCE]  # asked to insure (15.3(f))
         v[1] = box_n
         v[2] = agent == f"seated_{box_n}"
         box = rnd.boxes.get(box_n)
@@ -211,13 +215,25 @@ class PontoonTable(AECEnv):  # type: ignore[misc]
             return
         turn = rnd.to_act()
         if turn is not None and not rnd.over:
-            who = [p for p in turn.players if self.legal(p)]
+            who = self._insuring_behind(turn) or [p for p in turn.players if self.legal(p)]
             if who:
                 self.agent_selection = who[0]
                 return
         live = [a for a in self.agents if self.terminations[a]]
         if live:
             self.agent_selection = live[0]
+
+    def _insuring_behind(self, turn: Turn) -> list[str]:
+        """The players behind whom the round lets insure while the seated player decides:
+        without a hole card it takes insurance from every player with a wager in play
+        (15.3(f), 10) until the dealer's second card (16.11) but waits only for the seated
+        player's decisions (``to_act()``), so the table asks each of them first, with only
+        ``insure`` and ``no-insurance`` legal (15.3(a): never the box's decisions)."""
+        if turn.kind is not TurnKind.DECIDE:
+            return []
+        return [
+            a for a in self.agents if a != f"seated_{self.box_of[a]}" and INSURE in self.legal(a)
+        ]
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.round is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
@@ -26,15 +26,20 @@ from pontoon.env import run
 from pontoon.env.single import table_key
 from pontoon.env.spaces import observation_space
 from pontoon.env.spec import TableSpec, rules_of
+from pontoon.env.special import specialisation, steps_for
 from pontoon.rules import RuleSet
 
 ObsType = dict[str, Any]
 Arr = np.ndarray[Any, Any]
+FINAL_ROWS: Final = (0, 12, 13)  # phase, up, remaining: what run.observe_over writes
 
 
 class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
     """``num_envs`` tables of one player each (the arguments as for ``PontoonEnv``).
-    ``copy``: return copies of the observation arrays (else views the next step changes)."""
+    ``copy``: return copies of the observation arrays (else views the next step changes).
+    ``specialise``: step with the steps compiled for this table's rule switches and shape
+    (:mod:`pontoon.env.special`: faster, compiled once per machine for each kind of table),
+    else with the steps that read them at run time (those the single env takes)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
 
@@ -49,6 +54,7 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
         bets: Sequence[int] | None = None,
         doubles: Sequence[Fraction | str | float] = (Fraction(1),),
         copy: bool = True,
+        specialise: bool = True,
     ) -> None:
         self.table = TableSpec.build(
             rules_of(rules, set), boxes=boxes, wager=wager, bets=bets, doubles=doubles, log=False
@@ -62,17 +68,43 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
         self.action_space = batch_space(self.single_action_space, n)
         self.copy = copy
         pp = self._pp = self.table.params
+        self._run: Any = steps_for(specialisation(pp)) if specialise else run
         self._w = np.zeros((n, int(pp[L.E_L])), np.int64)
         self._ob: Arr
         self._co: Arr
         self._mk: Arr
-        self._ob, self._fob = (np.zeros((L.NOBS, n), np.int64) for _ in range(2))
-        self._co, self._fco = (np.zeros((n, L.NVAL), np.int64) for _ in range(2))
-        self._mk, self._fmk = (np.zeros((n, na), np.int8) for _ in range(2))
-        self._rw: Arr = np.zeros(n)
-        self._term: Arr = np.zeros(n, np.bool_)
-        self._ref: Arr = np.zeros(n, np.bool_)
+        self._rw: Arr
+        self._term: Arr
+        self._ref: Arr
+        self._ob, self._co, self._mk, self._rw, self._term, self._ref = self._arrays()
+        self._views = self._batch(self._ob, self._co, self._mk)  # copy=False: always these
+        # the final observation: the kernel writes its phase, dealer's card, cards left
+        # (rows FINAL_ROWS) and counts; its other rows and its mask are 0 at the end of
+        # every round, and are given as one read-only array of zeros each
+        self._fob = np.zeros((L.NOBS, n), np.int64)
+        self._fco = np.zeros((n, L.NVAL), np.int64)
+        zero_row, zero_mask = np.zeros(n, np.int64), np.zeros((n, na), np.int8)
+        zero_row.flags.writeable = zero_mask.flags.writeable = False
+        self._final_zeros: ObsType = {
+            k: zero_row for r, k in enumerate(L.OBS_KEYS) if r not in FINAL_ROWS
+        }
+        self._final_zeros["action_mask"] = zero_mask
         self._trunc = np.zeros(n, np.bool_)
+
+    def _arrays(self) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr]:
+        """New arrays for a step to write (each entry is written): the observation rows and
+        counts in one block, the mask, rewards, terminations and refusals."""
+        n = self.num_envs
+        block = np.empty(n * (L.NOBS + L.NVAL), np.int64)
+        flags = np.empty((2, n), np.bool_)
+        return (
+            block[: L.NOBS * n].reshape(L.NOBS, n),
+            block[L.NOBS * n :].reshape(n, L.NVAL),
+            np.empty((n, len(self.table.actions)), np.int8),
+            np.empty(n),
+            flags[0],
+            flags[1],
+        )
 
     def reset(
         self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
@@ -87,18 +119,17 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
         else:
             seeds = list(seed)
         keys = np.array([table_key(seeding.np_random(s)[0]) for s in seeds], np.int64)
-        run.reset_many(self._w, self._pp, keys, self._ob, self._co, self._mk)
-        obs = self._obs(self._ob, self._co, self._mk)
+        if self.copy:
+            self._ob, self._co, self._mk, self._rw, self._term, self._ref = self._arrays()
+        self._run.reset_many(self._w, self._pp, keys, self._ob, self._co, self._mk)
+        obs = self._batch(self._ob, self._co, self._mk)
         return obs, {"action_mask": obs["action_mask"]}
 
     def step(self, actions: Arr) -> tuple[ObsType, Arr, Arr, Arr, dict[str, Any]]:
         acts = np.asarray(actions, np.int64)
         if self.copy:  # new arrays, each entry of which the step writes: none is copied
-            self._ob, self._co, self._mk, self._rw, self._term, self._ref = (
-                np.empty_like(x)
-                for x in (self._ob, self._co, self._mk, self._rw, self._term, self._ref)
-            )
-        run.step_many(
+            self._ob, self._co, self._mk, self._rw, self._term, self._ref = self._arrays()
+        ended = self._run.step_many(
             self._w,
             self._pp,
             acts,
@@ -110,24 +141,27 @@ class PontoonVectorEnv(VectorEnv[ObsType, Arr, Arr]):
             self._ref,
             self._fob,
             self._fco,
-            self._fmk,
         )
-        obs = self._batch(self._ob, self._co, self._mk)
+        obs = dict(self._views) if not self.copy else self._batch(self._ob, self._co, self._mk)
         info: dict[str, Any] = {"action_mask": obs["action_mask"], "refused": self._ref}
-        if self._term.any():
-            info["final_obs"] = self._obs(self._fob, self._fco, self._fmk)
+        if ended:
+            info["final_obs"] = self._final_obs()
             info["_final_obs"] = self._term
         return obs, self._rw, self._term, self._trunc, info
 
-    def _obs(self, ob: Arr, co: Arr, mk: Arr) -> ObsType:
-        """The observation in these arrays, copied unless ``copy=False``."""
-        if self.copy:
-            ob, co, mk = ob.copy(), co.copy(), mk.copy()
-        return self._batch(ob, co, mk)
+    def _final_obs(self) -> ObsType:
+        """The last observation of each table whose round ended, copied unless
+        ``copy=False``."""
+        fob, fco = self._fob, self._fco
+        out = dict(self._final_zeros)
+        for r in FINAL_ROWS:
+            out[L.OBS_KEYS[r]] = fob[r].copy() if self.copy else fob[r]
+        out["counts"] = fco.copy() if self.copy else fco
+        return out
 
     @staticmethod
     def _batch(ob: Arr, co: Arr, mk: Arr) -> ObsType:
-        out: ObsType = dict(zip(L.OBS_KEYS, ob, strict=True))
+        out: ObsType = dict(zip(L.OBS_KEYS, list(ob), strict=True))
         out["counts"] = co
         out["action_mask"] = mk
         return out
