@@ -87,31 +87,3 @@ def test_the_final_observation_is_the_single_envs_last() -> None:
                 o, _ = env.reset()
             sobs[i] = o
     assert ended > 100
-
-
-def test_the_specialised_steps_play_the_run_time_steps() -> None:
-    """The steps compiled for one table (its switches and layout as constants: the default,
-    and the bench's) and the run-time steps the other tests use play the same tables the
-    same way: every observation, reward and end of round, over 600 steps of 16 tables with
-    legal and illegal actions (nz-pontoon, two boxes)."""
-    n, seed = 16, 11
-    envs = [PontoonVectorEnv(n, "nz-pontoon", boxes=2, specialise=flag) for flag in (False, True)]
-    (a, _), (b, _) = (env.reset(seed=seed) for env in envs)
-    rng = np.random.default_rng(seed)
-    ends = 0
-    for step in range(600):
-        for key in a:
-            assert np.array_equal(a[key], b[key]), (step, key)
-        acts = np.array(
-            [
-                int(rng.choice(np.flatnonzero(m)))
-                if rng.random() > 0.05
-                else int(rng.integers(m.size))
-                for m in a["action_mask"]
-            ]
-        )
-        (a, ra, ta, _, ia), (b, rb, tb, _, ib) = (env.step(acts) for env in envs)
-        assert np.array_equal(ra, rb) and np.array_equal(ta, tb), step
-        assert np.array_equal(ia["refused"], ib["refused"]), step
-        ends += int(ta.sum())
-    assert ends > 100
