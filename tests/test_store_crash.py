@@ -188,7 +188,8 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(url: str) -> None:
     replay_on_one_shoe(events)
     # the money: everything you brought, less what you took away, is what the rounds made
     assert balances.get("player:you", 0) == 0 and balances.get("layout", 0) == 0
-    assert -balances["cashier"] == balances.get("house", 0)
+    # (verify leaves out accounts at zero: when the rounds made nothing, so did the cashier)
+    assert -balances.get("cashier", 0) == balances.get("house", 0)
     assert balances.get("house", 0) == -sum(nets.values())
     print(f"rounds {len(rounds)} shown {len(shown)} resumed {resumed} killed {killed}")  # -s
     assert resumed >= 1, "no kill landed in the middle of a round: nothing was resumed"
