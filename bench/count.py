@@ -1,11 +1,13 @@
 """Time advantage play as a user runs it, on all local cores: `pontoon count indices` for
 nz-pontoon (the full index chart: 21 expected shoes analysed exactly; target <= 10 minutes on
-two cores, exact for the linear model it rests on), `count eor` and `count judge`; then the
-simulator's rounds per second counting (hi-lo, its ramp) against plain play, alternately, the
-same seed and rounds (target: counting costs <= 25 %).
+two cores, exact for the linear model it rests on), for hi-lo and for the balanced count of
+examples/ (its chart compared with the example file written from it), and by simulation
+(`--index-rounds` rounds, the median standard error of its indices printed); `count eor` and
+`count judge`; then the simulator's rounds per second counting (hi-lo, its ramp) against
+plain play, alternately, the same seed and rounds (target: counting costs <= 25 %).
 
 Prints a line per run, then one JSON object as the last line (INTERFACES.md, Benchmarks).
-Run: .venv/bin/python bench/count.py [--rounds N] [--pairs K]
+Run: .venv/bin/python bench/count.py [--rounds N] [--pairs K] [--index-rounds N]
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import time
 from pathlib import Path
 
 PONTOON = str(Path(sys.executable).with_name("pontoon"))
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+BALANCED = str(EXAMPLES / "spanish-balanced.toml")
 
 
 def run(args: list[str]) -> tuple[float, dict[str, object]]:
@@ -35,6 +39,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=20_000_000, help="rounds per simulation")
     parser.add_argument("--pairs", type=int, default=3, help="alternate runs of each")
+    parser.add_argument(
+        "--index-rounds", type=int, default=20_000_000, help="rounds of the simulated indices"
+    )
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     doc: dict[str, object] = {"bench": "count", "rules": "nz-pontoon", "cores": cores}
@@ -44,6 +51,35 @@ def main() -> None:
         doc[f"{what}_seconds"] = round(seconds, 2)
         if what == "indices":
             doc["indices"] = len(out["indices"])  # type: ignore[arg-type]
+    start = time.perf_counter()
+    csv = subprocess.run(
+        [PONTOON, "count", "indices", "--count", BALANCED, "--format", "csv", "--no-progress"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    seconds = time.perf_counter() - start
+    current = csv == (EXAMPLES / "nz-pontoon-balanced-indices.csv").read_text("utf-8")
+    print(
+        f"pontoon count indices, the balanced count: {seconds:.1f} s; the example file "
+        f"{'is' if current else 'is NOT'} what it writes"
+    )
+    doc |= {"balanced_indices_seconds": round(seconds, 2), "balanced_example_current": current}
+    sim = ["count", "indices", "--count", BALANCED, "--rounds", str(args.index_rounds)]
+    seconds, out = run([*sim, "--seed", "1"])
+    found = out["indices"]
+    assert isinstance(found, list)
+    se = statistics.median(i["stderr"] for i in found) if found else float("nan")
+    print(
+        f"pontoon count indices --rounds {args.index_rounds:,} (balanced count): {seconds:.1f} s, "
+        f"{len(found)} indices, median standard error {se:.2f} of a true count"
+    )
+    doc |= {
+        "simulated_indices_seconds": round(seconds, 2),
+        "simulated_indices_rounds": args.index_rounds,
+        "simulated_indices": len(found),
+        "simulated_indices_median_stderr": round(se, 3),
+    }
     speeds: dict[str, list[float]] = {"plain": [], "counting": []}
     sim = ["simulate", "--rounds", str(args.rounds), "--seed", "1"]
     for _ in range(args.pairs):

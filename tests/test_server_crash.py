@@ -74,8 +74,8 @@ async def _play(port: int, table: str, token: str, acked: dict[str, int], stop: 
                     while (m := json.loads(await ws.recv()))["type"] != "state":
                         pass
                     state = m
-    except (websockets.ConnectionClosed, OSError):
-        pass  # the server was killed
+    except (websockets.ConnectionClosed, websockets.InvalidMessage, OSError):
+        pass  # the server was killed (in the handshake: closed before its response)
 
 
 def _recorded(db: Path) -> dict[str, int]:

@@ -61,6 +61,8 @@ class Job:
     session_goal: int = 0  # cents: a session also ends when its result reaches it
     one_player: bool = False  # one player plays every box: a session is their total
     probing: bool = False  # each box's first decision a random legal play (simulated indices)
+    legal: IntArray = field(default_factory=lambda: np.zeros((2, 22, 10, 5), np.int64))
+    pair_legal: IntArray = field(default_factory=lambda: np.zeros((10, 10, 5), np.int64))
 
     @classmethod
     def build(
@@ -134,6 +136,7 @@ class Job:
         ramp = np.ones(21, np.int64)
         if counting is not None:
             tags, ramp = counting.tags, counting.ramp
+        legal, pair_legal = K.first_decisions(rules)  # what probing draws from
         return cls(
             rules,
             params,
@@ -157,6 +160,8 @@ class Job:
             session_goal,
             one_player,
             probing,
+            legal,
+            pair_legal,
         )
 
     def for_rounds(self, rounds: int) -> Job:
@@ -224,7 +229,6 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         np.zeros((K.TCBINS, 4)),
         np.zeros((K.PROBE_CELLS, 5, K.TCBINS, 3) if job.probing else (1, 1, 1, 3)),
     )
-    legal, pair_legal = K.first_decisions(job.rules)
     nets = np.zeros((rounds if trace else 1, job.boxes), np.int64)
     spec = K.specialisation(job.params, opts, job.boxes)
     K.kernel_for(spec if job.kernel is Kernel.SPECIALISED else None)(
@@ -248,8 +252,8 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         res.sessions,
         res.counts,
         nets,
-        legal,
-        pair_legal,
+        job.legal,
+        job.pair_legal,
         res.probes,
     )
     return res, nets

@@ -90,28 +90,50 @@ def simulate(
     run_chunk(job, 1, 1)  # compile (or load the cached kernel) before the clock and the fork
     show = sys.stderr.isatty() if progress is None else progress
     start = time.perf_counter()
+    total = InOrder()
     with progress_bar(rounds, show, "simulating", _rounds_per_second) as advance:
         if scheduler is not None:
-            parts = _dask(job, keys, sizes, scheduler, advance)
+            _dask(job, keys, sizes, scheduler, advance, total)
         elif workers == 1 or len(sizes) == 1:
-            parts = []
-            for key, n in zip(keys, sizes, strict=True):
-                parts.append(run_chunk(job, key, n)[0])
+            for i, (key, n) in enumerate(zip(keys, sizes, strict=True)):
+                total.put(i, run_chunk(job, key, n)[0])
                 advance(n)
         else:
-            parts = _local(job, keys, sizes, workers, advance)
+            _local(job, keys, sizes, workers, advance, total)
     seconds = time.perf_counter() - start
-    total = parts[0]
-    for part in parts[1:]:
-        total.add(part)
-    return Run(job, seed, rounds, total, seconds, workers, len(sizes), scheduler)
+    return Run(job, seed, rounds, total.result(), seconds, workers, len(sizes), scheduler)
+
+
+class InOrder:
+    """The chunks' results added up in chunk order as they come, so the sum (its rounding
+    too) does not depend on which worker finished first; only the results that came before
+    an earlier chunk's are held (not every chunk's accumulators: a run with probes holds
+    over a megabyte a chunk)."""
+
+    def __init__(self) -> None:
+        self.total: ChunkResult | None = None
+        self.next = 0
+        self.early: dict[int, ChunkResult] = {}
+
+    def put(self, i: int, part: ChunkResult) -> None:
+        self.early[i] = part
+        while self.next in self.early:
+            part = self.early.pop(self.next)
+            if self.total is None:
+                self.total = part
+            else:
+                self.total.add(part)
+            self.next += 1
+
+    def result(self) -> ChunkResult:
+        assert self.total is not None and not self.early, "a chunk's result is missing"
+        return self.total
 
 
 def _local(
-    job: Job, keys: list[int], sizes: list[int], workers: int, advance: Progress
-) -> list[ChunkResult]:
+    job: Job, keys: list[int], sizes: list[int], workers: int, advance: Progress, out: InOrder
+) -> None:
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    out: dict[int, ChunkResult] = {}
     with ProcessPoolExecutor(
         max_workers=min(workers, len(sizes)), mp_context=ctx, initializer=_set_job, initargs=(job,)
     ) as pool:
@@ -121,14 +143,13 @@ def _local(
         }
         for fut in as_completed(futures):
             i, n = futures[fut]
-            out[i] = fut.result()
+            out.put(i, fut.result())
             advance(n)
-    return [out[i] for i in range(len(sizes))]
 
 
 def _dask(
-    job: Job, keys: list[int], sizes: list[int], address: str, advance: Progress
-) -> list[ChunkResult]:
+    job: Job, keys: list[int], sizes: list[int], address: str, advance: Progress, out: InOrder
+) -> None:
     with dask_client(address) as client:
         from distributed import as_completed as dask_completed
 
@@ -143,13 +164,11 @@ def _dask(
             pure=False,
         )
         index = {f.key: t for f, t in zip(futures, tasks, strict=True)}
-        out: dict[int, ChunkResult] = {}
         # results come with their completion, gathered in batches (no round trip each)
         for fut, results in dask_completed(futures, with_results=True):  # type: ignore[no-untyped-call]
             for i, result in zip(index[fut.key], results, strict=True):
-                out[i] = result
+                out.put(i, result)
                 advance(sizes[i])
-    return [out[i] for i in range(len(sizes))]
 
 
 def guided(chunks: int, threads: int) -> list[range]:
