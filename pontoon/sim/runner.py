@@ -8,12 +8,13 @@ of workers or on any cluster.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,17 +135,25 @@ def _local(
     job: Job, keys: list[int], sizes: list[int], workers: int, advance: Progress, out: InOrder
 ) -> None:
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    todo = iter(enumerate(zip(keys, sizes, strict=True)))
     with ProcessPoolExecutor(
         max_workers=min(workers, len(sizes)), mp_context=ctx, initializer=_set_job, initargs=(job,)
     ) as pool:
-        futures = {
-            pool.submit(_local_task, key, n): (i, n)
-            for i, (key, n) in enumerate(zip(keys, sizes, strict=True))
-        }
-        for fut in as_completed(futures):
-            i, n = futures[fut]
-            out.put(i, fut.result())
-            advance(n)
+        running: dict[Future[ChunkResult], tuple[int, int]] = {}
+
+        def submit() -> None:
+            for i, (key, n) in itertools.islice(todo, 1):
+                running[pool.submit(_local_task, key, n)] = (i, n)
+
+        for _ in range(2 * workers):  # a few chunks ahead: each future holds its result
+            submit()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i, n = running.pop(fut)
+                out.put(i, fut.result())
+                advance(n)
+                submit()
 
 
 def _dask(
