@@ -189,7 +189,9 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
 ) -> None:
     """``serve --processes 2``: the tables are spread between the two, a client reaches every
     table through the one public port (passed on to the owner), a child killed is replaced,
-    its tables taken by the other and then shared again, and a stop lets go of every lease."""
+    its tables taken by the other and then shared again, and a stop lets go of every lease.
+    The public name is the only ``--allowed-host``: a request passed on reaches the owner at
+    the address it advertises, which it answers to as well."""
     pytest.importorskip("fastapi")
     import httpx
     from websockets.sync.client import connect
@@ -198,10 +200,10 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
 
     names = ["t1", "t2", "t3", "t4"]
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://localhost:{port}"
     with fresh_database(backend, tmp_path) as url:
         options = ["--db", url, "--processes", "2", "--lease", str(LEASE)]
-        options += ["--supervisor-token", "lease-test-supervisor"]
+        options += ["--supervisor-token", "lease-test-supervisor", "--allowed-host", "localhost"]
         for name in names:
             options += ["--table", name]
         parent = start_server(tmp_path, port, options)

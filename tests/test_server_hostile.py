@@ -509,6 +509,9 @@ def test_serve_answers_only_to_loopback_names_on_loopback() -> None:
     assert allowed_hosts(parser.parse_args(["serve", "--host", "0.0.0.0"])) is None
     args = parser.parse_args(["serve", "--host", "0.0.0.0", "--allowed-host", "pontoon.example"])
     assert allowed_hosts(args) == ["pontoon.example"]
+    # one of several processes (--lease) also answers to the address it advertises
+    assert allowed_hosts(args, "10.0.0.2:8001") == ["pontoon.example", "10.0.0.2"]
+    assert allowed_hosts(args, "[::1]:8001") == ["pontoon.example", "::1"]
 
 
 # ---------------------------------------------------------------------------- item 5

@@ -7,6 +7,7 @@ import os
 import secrets
 import sys
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
@@ -71,13 +72,16 @@ def limits(args: argparse.Namespace) -> Limits:
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
+def allowed_hosts(args: argparse.Namespace, advertised: str | None = None) -> list[str] | None:
     """The names the server answers to (the ``Host`` of a request: DNS rebinding): the
     ``--allowed-host`` names, else the loopback names when it listens on loopback only, else
-    None (any: name them with ``--allowed-host``)."""
+    None (any: name them with ``--allowed-host``). ``advertised``: the address one of several
+    processes gives the others (its lease's), whose host it answers to as well: a request
+    passed on to it arrives by that name."""
     given = list(getattr(args, "allowed_host", None) or [])
     if given:
-        return given
+        own = urlsplit("//" + advertised).hostname if advertised else None
+        return given + ([own] if own and own not in given else [])
     return list(LOOPBACK) if args.host in LOOPBACK else None
 
 
@@ -204,7 +208,6 @@ def serve(args: argparse.Namespace) -> int:
     keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
-    hosts = allowed_hosts(args)
     operator = operator_config(args)
     sockets = None
     if child:
@@ -213,6 +216,7 @@ def serve(args: argparse.Namespace) -> int:
         sockets, leasing = leased_child(args)
     else:
         leasing = _leasing(args)
+    hosts = allowed_hosts(args, leasing.address if leasing else None)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
     login_hours = getattr(args, "login_hours", 24.0)
     if not 0 < login_hours <= 24 * 365:
