@@ -17,9 +17,12 @@ $(STAMP): pyproject.toml | $(BIN)/python
 run: $(STAMP)
 	$(BIN)/pontoon serve --accounts --welcome 100000
 
-# The env's kernels are compiled into numba's cache beside ruff and mypy (one core each), so
-# that the two pytest workers do not each compile them cold (tests/warm_kernels.py).
+# The package's bytecode is written first (where PYTHONDONTWRITEBYTECODE is set, every
+# process the tests start would compile it again), then the env's kernels are compiled into
+# numba's cache beside ruff and mypy (one core each), so that the two pytest workers do not
+# each compile them cold (tests/warm_kernels.py).
 test: $(STAMP)
+	@$(BIN)/python -m compileall -q pontoon  # the bytecode, for the many processes the tests start
 	@$(BIN)/python tests/warm_kernels.py & warm=$$!; \
 	$(MAKE) --no-print-directory lint types; status=$$?; \
 	wait $$warm || echo "(the kernels' warm-up failed: the tests compile them)"; \
