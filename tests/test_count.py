@@ -464,7 +464,7 @@ def test_12_rescue_rows_take_indices_and_simulate_plays_them() -> None:
 
 
 def test_indices_by_simulation_random_plays_at_the_first_decision(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """Indices by simulation: each box's first decision is a legal play drawn at random, the
     box's net added up by cell, play and true count. Over the whole shoe each play's mean is
@@ -472,7 +472,7 @@ def test_indices_by_simulation_random_plays_at_the_first_decision(
     half a percent for the shoe's depths) and plays the rules forbid are never drawn. The
     index is where the line fitted to the gain by true count crosses 0 (a gain rising 1 %
     a true count from -1.5 % at 0 crosses at +1.5); a slope within two standard errors of 0
-    gives none."""
+    gives none. The output says how far an unbalanced count's true count drifts."""
     from pontoon.count.simulated import _index
     from pontoon.sim import compiled as C
     from pontoon.sim.counting import Counting
@@ -508,4 +508,9 @@ def test_indices_by_simulation_random_plays_at_the_first_decision(
     assert main([*args, "--json", "--workers", "1"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["rounds"] == 200000 and doc["method"].startswith("simulation")
+    assert doc["drift_per_deck"] == 0  # hi-lo is balanced on the standard deck
     assert main([*args[:-1], "-5"]) == 2 and capsys.readouterr().err.count("\n") == 1
+    sevens = tmp_path / "sevens.toml"  # hi-lo with the sevens +1: +4 a deck
+    sevens.write_text("tags = { A = -1, 2 = 1, 3 = 1, 4 = 1, 5 = 1, 6 = 1, 7 = 1, T = -1 }\n")
+    assert main([*args, "--count", str(sevens), "--workers", "1"]) == 0
+    assert "unbalanced here (+4 a deck)" in capsys.readouterr().out

@@ -218,9 +218,13 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
 
 
 def _show_indices(rules: RuleSet, args: argparse.Namespace, ix: Indices) -> int:
-    """``count indices``' output: JSON, a PNG chart, CSV or text."""
+    """``count indices``' output: JSON, a PNG chart, CSV or text; the JSON and the text say
+    how far an unbalanced count's true count drifts (``drift_per_deck``)."""
+    from pontoon.count.indices import drift_per_deck
+
+    drift = drift_per_deck(rules, _tags(_counting(args.count)))
     if args.json:
-        print(json.dumps(ix.to_json()))
+        print(json.dumps(ix.to_json() | {"drift_per_deck": drift}))
     elif args.format == "png":
         from pontoon.analysis.render import chart_png
 
@@ -247,6 +251,12 @@ def _show_indices(rules: RuleSet, args: argparse.Namespace, ix: Indices) -> int:
         shown = ", ".join(f"{d:.0%}" for d in ix.depths)
         how = f"at {shown} of the shoe left" if shown else f"simulated, {ix.rounds:,} rounds"
         print(f"{rules.name}, {args.count}: indices {how}")
+        if abs(drift) > 1e-9:
+            print(
+                f"  {args.count} is unbalanced here ({drift:+g} a deck): its true count drifts as"
+                " the shoe is dealt, and one depth's indices are off at the others"
+                " (--depth, or a balanced count: docs/count.md)"
+            )
         print("  cell       dealer  below  above  index" + ("  depth" if ix.by_depth else ""))
         for i in ix.indices:
             cells = f"  {i['cell']:<10} {i['dealer']:>6}  {i['below']:>5}  {i['above']:>5}"

@@ -40,6 +40,25 @@ COUNTS: Final = tuple(range(-10, 11))
 LETTERS: Final = {"stand": "S", "hit": "H", "double": "D", "split": "P", "surrender": "R"}
 
 
+def drift_per_deck(rules: RuleSet, tags: dict[str, float]) -> float:
+    """What a count's running count gains a deck dealt, on average: ``D * tbar`` (0 for a
+    balanced count; hi-lo on the Spanish deck +4). Its true count then carries ``D * tbar *
+    (N / R - 1)`` besides what the cards left move, so a true count means different shoes at
+    different depths.
+
+    >>> from pontoon.rules import load_rules
+    >>> hi_lo = dict(zip(KEYS, (-1, 1, 1, 1, 1, 1, 0, 0, 0, -1)))
+    >>> [round(drift_per_deck(load_rules(r), hi_lo), 9) for r in ("nz-pontoon", "spanish-21")]
+    [4.0, 4.0]
+    >>> round(drift_per_deck(load_rules("classic-blackjack"), hi_lo), 9)
+    0.0
+    """
+    full = ShoeModel.of(rules)
+    n = float(full.counts.sum())
+    t = np.array([tags[k] for k in KEYS])
+    return n / rules.decks * float(full.counts / n @ t)
+
+
 def expected_shoe(
     rules: RuleSet, tags: dict[str, float], true_count: float, left: float
 ) -> ShoeModel:
@@ -48,12 +67,11 @@ def expected_shoe(
     n = float(full.counts.sum())
     p = full.counts / n
     t = np.array([tags[k] for k in KEYS])
-    mean = float(p @ t)
-    centred = t - mean
+    centred = t - float(p @ t)
     var = float(p @ centred**2)
     deck = n / rules.decks
     cards = left * n
-    moving = true_count - deck * mean * (n / cards - 1)
+    moving = true_count - drift_per_deck(rules, tags) * (n / cards - 1)
     share = p * (1 - moving * centred / (deck * var))
     share = np.maximum(share, 1e-6)  # a count beyond the shoe's means: no value runs out
     by_value = cards * share / share.sum()
