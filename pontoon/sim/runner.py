@@ -173,8 +173,11 @@ def _dask(
             pure=False,
         )
         index = {f.key: t for f, t in zip(futures, tasks, strict=True)}
-        # results come with their completion, gathered in batches (no round trip each)
-        for fut, results in dask_completed(futures, with_results=True):  # type: ignore[no-untyped-call]
+        # results come with their completion, gathered in batches (no round trip each); the
+        # list goes, so that each task's result leaves the cluster once it has been added
+        done = dask_completed(futures, with_results=True)  # type: ignore[no-untyped-call]
+        del futures
+        for fut, results in done:
             for i, result in zip(index[fut.key], results, strict=True):
                 out.put(i, result)
                 advance(sizes[i])
