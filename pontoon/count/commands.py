@@ -203,7 +203,7 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
             scheduler=args.scheduler,
             progress=False if args.no_progress else None,
         )
-        return _show_indices(rules, args, ix)
+        return _show_indices(rules, args, ix, tags)
     ix = strategy_indices(
         rules,
         tags,
@@ -214,15 +214,17 @@ def _indices(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         scheduler=args.scheduler,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
-    return _show_indices(rules, args, ix)
+    return _show_indices(rules, args, ix, tags)
 
 
-def _show_indices(rules: RuleSet, args: argparse.Namespace, ix: Indices) -> int:
+def _show_indices(
+    rules: RuleSet, args: argparse.Namespace, ix: Indices, tags: dict[str, float]
+) -> int:
     """``count indices``' output: JSON, a PNG chart, CSV or text; the JSON and the text say
-    how far an unbalanced count's true count drifts (``drift_per_deck``)."""
+    how far an unbalanced count's (``tags``) true count drifts (``drift_per_deck``)."""
     from pontoon.count.indices import drift_per_deck
 
-    drift = drift_per_deck(rules, _tags(_counting(args.count)))
+    drift = drift_per_deck(rules, tags)
     if args.json:
         print(json.dumps(ix.to_json() | {"drift_per_deck": drift}))
     elif args.format == "png":

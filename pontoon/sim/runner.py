@@ -8,7 +8,6 @@ of workers or on any cluster.
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import os
 import sys
@@ -142,7 +141,9 @@ def _local(
         running: dict[Future[ChunkResult], tuple[int, int]] = {}
 
         def submit() -> None:
-            for i, (key, n) in itertools.islice(todo, 1):
+            nxt = next(todo, None)
+            if nxt is not None:
+                i, (key, n) = nxt
                 running[pool.submit(_local_task, key, n)] = (i, n)
 
         for _ in range(2 * workers):  # a few chunks ahead: each future holds its result
