@@ -68,11 +68,7 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
             while not all(_served(servers[0][1], t) for t in TABLES):
                 assert time.monotonic() < deadline, "the tables were not taken"
                 time.sleep(0.1)
-            tokens = {}
-            for t in TABLES:  # joined through any process: the owner makes the session
-                port = servers[rng.randrange(3)][1]
-                r = httpx.post(f"http://127.0.0.1:{port}/api/tables/{t}/join", json={"name": t})
-                tokens[t] = r.json()["token"]
+            tokens = {t: _join(servers[rng.randrange(3)][1], t) for t in TABLES}
 
             async def player(t: str, stop: float) -> None:
                 """Plays through a live process; when it dies, through another."""
@@ -84,8 +80,10 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
 
             async def chaos(stop: float) -> None:
                 nonlocal kills
-                while time.monotonic() + 3.5 < stop:
+                while True:  # the last kill 4 s before the end at least: time to play on
                     await asyncio.sleep(2.5 + rng.random())
+                    if time.monotonic() + 4 > stop:
+                        return
                     i = rng.randrange(3)
                     servers[i][0].send_signal(signal.SIGKILL)
                     servers[i][0].wait(10)
@@ -121,6 +119,18 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
             assert acked[t] > 0 and acked[t] <= recorded[t] <= acked[t] + kills, (acked, recorded)
         assert sum(takes.values()) > len(TABLES)  # tables changed hands
         assert main(["verify", "--db", url]) == 0  # each table's tokens in order, one owner each
+
+
+def _join(port: int, table: str) -> str:
+    """Joined through any process (the owner makes the session); 503 while the table moves
+    between processes (they share the tables out as they start): a client tries again."""
+    deadline = time.monotonic() + 10
+    while True:
+        r = httpx.post(f"http://127.0.0.1:{port}/api/tables/{table}/join", json={"name": table})
+        if r.status_code != 503 or time.monotonic() > deadline:
+            assert r.status_code == 200, r.text
+            return str(r.json()["token"])
+        time.sleep(0.1)
 
 
 def _served(port: int, table: str) -> bool:
