@@ -115,6 +115,24 @@ class Shoe:
             self.shuffles,
         )
 
+    @property
+    def position(self) -> tuple[int, ...]:
+        """A key that changes whenever :meth:`state` does: a card leaves the shoe only by
+        :meth:`draw`, comes back only by :meth:`rollback` (to exactly the state marked) or a
+        shuffle (a new card list, counted), and the rack only grows until a shuffle empties it.
+
+        >>> from pontoon.rules import load_rules
+        >>> shoe = Shoe(load_rules("nz-pontoon"), seeded(1))
+        >>> shoe.start_round(); before = shoe.position
+        >>> mark = shoe.checkpoint(); _ = shoe.draw(); shoe.position == before
+        False
+        >>> shoe.rollback(mark); shoe.position == before
+        True
+        """
+        cards, rack = self._cards, self.discards
+        return (id(cards), len(cards), id(rack), len(rack), self.behind_cut, self.cut_reached,
+                self.shuffles)  # fmt: skip
+
     def checkpoint(self) -> object:
         """A mark to :meth:`rollback` to. Cheap: nothing is copied; cards drawn after it are
         noted, and a shuffle after it (16.7) shuffles a copy of the discard rack."""

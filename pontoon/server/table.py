@@ -211,6 +211,7 @@ class Table:
         self.rules = config.rules
         self.natural = self.rules.natural_word
         self.public_rules = public_rules(self.rules)
+        self._rules_text: tuple[dict[str, Any] | None, str] = (None, "")  # (its rules, JSON)
         self.wallets = wallets
         self.remote = remote  # the wallets are an operator's: each movement is a call to it
         self.log = TableLog(  # ``fence``: the lease's token, when processes share the store
@@ -507,15 +508,20 @@ class Table:
 
     def _shared_text(self) -> str:
         """The shared state as JSON without its closing brace; the events' JSON comes from
-        :meth:`_public_events`."""
+        :meth:`_public_events`, the rules' is made once (until the rules change)."""
         doc = self._shared()[0]
-        head = json.dumps({k: v for k, v in doc.items() if k != "events"}, separators=(",", ":"))
+        head = json.dumps(
+            {k: v for k, v in doc.items() if k not in ("events", "rules")}, separators=(",", ":")
+        )
+        if self._rules_text[0] is not self.public_rules:  # set again when the limits change
+            rules = json.dumps(self.public_rules, separators=(",", ":"))
+            self._rules_text = (self.public_rules, rules)
         rnd = self._pub_round
         texts = []
         if rnd is not None and doc["events"]:
             for i in range(max(0, len(rnd.events) - 40), len(rnd.events)):
                 texts.append(self._pub[i][2])
-        return f'{head[:-1]},"events":[{",".join(texts)}]'
+        return f'{head[:-1]},"rules":{self._rules_text[1]},"events":[{",".join(texts)}]'
 
     def state(self, session: Session | None) -> dict[str, Any]:
         """The state document for ``session``: the table as all see it, with the recipient's

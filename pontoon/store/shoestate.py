@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,13 +30,27 @@ from pontoon.errors import InputError
 from pontoon.rules import RuleSet, rules_json
 from pontoon.shoe import Shoe, ShoeState, Shuffler, seeded
 
+_LAST: weakref.WeakKeyDictionary[Shoe, tuple[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
+
 
 def snapshot(shoe: Shoe) -> str:
     """The shoe as JSON: its cards (next card last), discard rack, cutting card, shuffle count
-    and, for a seeded NumPy generator, the generator's state."""
+    and, for a seeded NumPy generator, the generator's state. A table writes its shoe with
+    every event; the text is made again only when the shoe has moved (:attr:`Shoe.position`)
+    or its generator has."""
     rng: dict[str, Any] | None = None
     if isinstance(shoe.rng, np.random.Generator):
         rng = dict(shoe.rng.bit_generator.state)
+    key = (shoe.position, repr(rng))
+    last = _LAST.get(shoe)
+    if last is not None and last[0] == key:
+        return last[1]
+    text = _text(shoe, rng)
+    _LAST[shoe] = (key, text)
+    return text
+
+
+def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
     state = shoe.state()
     data = {
         "rules": rules_json(shoe.rules, sort_keys=True),
