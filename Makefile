@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+# (the analysis's compiled loops are built by the install: a change to them installs again)
+$(STAMP): pyproject.toml pontoon/analysis/_compiled.pyx | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis,server,sim,env]'
 	touch $(STAMP)

@@ -22,8 +22,10 @@ PUBLIC_UNDERSCORED = {
 
 
 def modules() -> dict[str, Path]:
+    """The package's modules: its Python files, and its compiled ones by their sources
+    (Cython: they import nothing of the package)."""
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyx")]):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -42,6 +44,8 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
     """Every module of the package that ``module`` imports, anywhere in its source (at the
     top, inside functions, or only for type checking: each is a dependency)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    if path.suffix != ".py":
+        return
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -194,5 +198,6 @@ def private_reads(path: Path) -> list[str]:
 
 
 def test_no_module_reads_another_modules_private_names() -> None:
-    found = [hit for path in modules().values() for hit in private_reads(path)]
+    sources = [path for path in modules().values() if path.suffix == ".py"]
+    found = [hit for path in sources for hit in private_reads(path)]
     assert found == []

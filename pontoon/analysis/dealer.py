@@ -19,13 +19,20 @@ whole hands (first card included), then divides by the first card's probability.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Final
 
 import numpy as np
 
 from pontoon.analysis.composition import Floats, Ints
+
+_compiled_trie: Callable[..., None] | None
+try:  # the compiled loop, built with the package (pyproject.toml); else numpy's walk
+    from pontoon.analysis._compiled import dealer_trie as _compiled_trie
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _compiled_trie = None
 
 OUTCOMES: Final = ("17", "18", "19", "20", "21", "bust", "pontoon")
 BUST: Final = 5
@@ -98,6 +105,37 @@ class _Trie:
     leaf: Ints  # (hands,) each hand's node, the hands grouped by outcome
     blocks: tuple[tuple[int, int, int], ...]  # (outcome, lo, hi): the hands of each outcome
     weight: Floats  # (rows, hands)
+
+    @cached_property
+    def flat(self) -> tuple[Ints, Ints, Ints, Ints, Ints, Ints, Ints, Ints, Ints, Floats]:
+        """The arrays as the compiled loop takes them: the draws, the nodes' parents and
+        draws, then the weights as sums, one per row and outcome (row, outcome, end of its
+        entries), and the entries, one per nonzero weight (the hand's node, the weight)."""
+        rows, outcomes, ends, nodes, weights = [], [], [], [], []
+        for o, a, b in self.blocks:
+            for r in range(self.weight.shape[0]):
+                ks = a + np.flatnonzero(self.weight[r, a:b])
+                if len(ks):
+                    rows.append(r)
+                    outcomes.append(o)
+                    nodes.extend(self.leaf[ks].tolist())
+                    weights.extend(self.weight[r, ks].tolist())
+                    ends.append(len(nodes))
+        row, outcome, end, node = (
+            np.array(x, dtype=np.int64) for x in (rows, outcomes, ends, nodes)
+        )
+        return (
+            self.value,
+            self.before,
+            self.cards,
+            self.parent,
+            self.draw,
+            row,
+            outcome,
+            end,
+            node,
+            np.array(weights),
+        )
 
 
 ORDER: Final = tuple(range(9, -1, -1))  # tens first: the fewest nodes
@@ -219,10 +257,14 @@ def dealer_tables(hits_soft_17: bool, shoes: Floats, *, infinite: bool) -> Float
     return out
 
 
-def _evaluate(trie: _Trie, shoes: Floats, infinite: bool) -> Floats:
+def _evaluate(trie: _Trie, shoes: Floats, infinite: bool, compiled: bool = True) -> Floats:
     """(shoes, weight rows, outcomes) the weighted probabilities of the trie's hands summed
-    by outcome (the bust column left 0)."""
+    by outcome (the bust column left 0): by the compiled loop where the package was built
+    with it (``compiled``), else a block of shoes at a time by numpy."""
     out = np.zeros((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
+    if compiled and _compiled_trie is not None:
+        _compiled_trie(*trie.flat, np.ascontiguousarray(shoes), infinite, out)
+        return out
     nodes = len(trie.parent)
     step = max(1, CELLS // nodes)
     vals = np.empty((nodes, min(step, shoes.shape[0])))

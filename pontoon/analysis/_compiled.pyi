@@ -1,0 +1,19 @@
+# The types of the compiled loops in _compiled.pyx (Cython), for mypy.
+import numpy as np
+import numpy.typing as npt
+
+def dealer_trie(
+    value: npt.NDArray[np.int64],
+    before: npt.NDArray[np.int64],
+    cards: npt.NDArray[np.int64],
+    parent: npt.NDArray[np.int64],
+    draw: npt.NDArray[np.int64],
+    sum_row: npt.NDArray[np.int64],
+    sum_outcome: npt.NDArray[np.int64],
+    sum_end: npt.NDArray[np.int64],
+    entry_node: npt.NDArray[np.int64],
+    entry_weight: npt.NDArray[np.float64],
+    shoes: npt.NDArray[np.float64],
+    infinite: bool,
+    out: npt.NDArray[np.float64],
+) -> None: ...
