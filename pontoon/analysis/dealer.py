@@ -18,7 +18,6 @@ whole hands (first card included), then divides by the first card's probability.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -55,26 +54,39 @@ class DealerPaths:
 def dealer_paths(up: int, hits_soft_17: bool) -> DealerPaths:
     """The dealer's stopping hands after first card ``up`` (14.3), each with its number of
     orders: counted card by card over the hands still drawing (a hand reached in several
-    orders is one state), not order by order."""
-    # A hand is coded as an integer, four bits per value (the dealer never holds 16 of one).
-    ended: Counter[int] = Counter()
-    level: dict[tuple[int, int, bool], int] = {(0, up, up == 1): 1}  # (code, hard, ace): ways
-    while level:
-        after: dict[tuple[int, int, bool], int] = defaultdict(int)
-        for (code, hard, ace), ways in level.items():
-            is_soft = ace and hard <= 11
-            total = hard + 10 if is_soft else hard
-            if total > 17 or (total == 17 and not (is_soft and hits_soft_17)):
-                ended[code] += ways
-                continue
-            for v in range(10):
-                after[code + (1 << (4 * v)), hard + v + 1, ace or v == 0] += ways
-        level = after
-    codes = np.fromiter(ended, dtype=np.int64, count=len(ended))
+    orders is one state), not order by order, a level of cards at a time."""
+    # A hand is coded as an integer, four bits per value (the dealer never holds 16 of one);
+    # its hard total and whether it holds an ace go with it.
+    places = np.int64(1) << (4 * np.arange(10, dtype=np.int64))
+    code = np.zeros(1, dtype=np.int64)
+    hard = np.array([up], dtype=np.int64)
+    ace = np.array([up == 1])
+    ways = np.ones(1, dtype=np.int64)
+    done_codes, done_ways = [], []
+    while True:
+        soft = ace & (hard <= 11)
+        total = np.where(soft, hard + 10, hard)
+        stop = (total > 17) | ((total == 17) & ~(soft & hits_soft_17))
+        done_codes.append(code[stop])
+        done_ways.append(ways[stop])
+        go = ~stop
+        if not go.any():
+            break
+        code = (code[go, None] + places[None, :]).ravel()
+        hard = (hard[go, None] + np.arange(1, 11)[None, :]).ravel()
+        ace = (ace[go, None] | (np.arange(10) == 0)[None, :]).ravel()
+        ways = np.repeat(ways[go], 10)
+        order = np.argsort(code, kind="stable")  # one state for each hand (code)
+        code, hard, ace, ways = code[order], hard[order], ace[order], ways[order]
+        first = np.flatnonzero(np.concatenate(([True], code[1:] != code[:-1])))
+        code, hard, ace = code[first], hard[first], ace[first]
+        ways = np.add.reduceat(ways, first)
+    codes = np.concatenate(done_codes)
+    counted = np.concatenate(done_ways)
     held = (codes[:, None] >> (4 * np.arange(10))) & 15
     order = np.lexsort(held.T[::-1])  # by counts, as tuples sort
     counts = np.ascontiguousarray(held[order])
-    orders = np.fromiter(ended.values(), dtype=np.float64, count=len(ended))[order]
+    orders = counted[order].astype(np.float64)
     hards = up + counts @ np.arange(1, 11)
     softs = ((up == 1) | (counts[:, 0] > 0)) & (hards <= 11)
     totals = np.where(softs, hards + 10, hards)
