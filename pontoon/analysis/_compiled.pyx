@@ -14,6 +14,50 @@ results differ from numpy's by a few roundings (the tests hold them to 1e-15).
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
+cdef extern from *:
+    """
+    /* Four shoes side by side as one value of GCC's (and clang's) vector type: the compiler
+       makes each operation on it one or two vector instructions. Unaligned: malloc's. Each
+       helper is compiled twice, for AVX2 and for any x86-64, and the loader picks the one
+       the processor runs (target_clones; elsewhere, the plain build). */
+    typedef double lanes4 __attribute__((vector_size(32), aligned(8)));
+    #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    #define CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define CLONES
+    #endif
+
+    /* v[k] = v[parent[k]] * factor[draw[k]] for every node after the root. */
+    CLONES static void walk_nodes(const int64_t *parent, const int64_t *draw, Py_ssize_t nodes,
+                           double *v, const double *factor) {
+        lanes4 *restrict vv = (lanes4 *) v;
+        const lanes4 *restrict ff = (const lanes4 *) factor;
+        for (Py_ssize_t k = 1; k < nodes; k++) vv[k] = vv[parent[k]] * ff[draw[k]];
+    }
+
+    /* sum of weight[e] * v[node[e]] for the entries lo <= e < hi, into out (four lanes). */
+    CLONES static void sum_entries(const int64_t *node, const double *weight, Py_ssize_t lo,
+                            Py_ssize_t hi, const double *v, double *out) {
+        const lanes4 *vv = (const lanes4 *) v;
+        lanes4 a = {0.0, 0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0, 0.0};
+        Py_ssize_t e = lo;
+        for (; e + 2 <= hi; e += 2) {
+            a += weight[e] * vv[node[e]];
+            b += weight[e + 1] * vv[node[e + 1]];
+        }
+        if (e < hi) a += weight[e] * vv[node[e]];
+        a += b;
+        for (int l = 0; l < 4; l++) out[l] = a[l];
+    }
+    """
+    void walk_nodes(const int64_t *parent, const int64_t *draw, Py_ssize_t nodes,
+                    double *v, const double *factor) noexcept nogil
+    void sum_entries(const int64_t *node, const double *weight, Py_ssize_t lo,
+                     Py_ssize_t hi, const double *v, double *out) noexcept nogil
+
+cdef enum:
+    LANES = 4  # shoes walked side by side (one vector of the C helpers above)
+
 
 def dealer_trie(
     const int64_t[::1] value,
@@ -40,13 +84,18 @@ def dealer_trie(
     cdef Py_ssize_t n_draws = value.shape[0]
     cdef Py_ssize_t n_nodes = parent.shape[0]
     cdef Py_ssize_t n_sums = sum_end.shape[0]
-    cdef Py_ssize_t s, d, i, j, k, t, lo, hi, n_rec = 1
-    cdef double total, num, f, a0, a1, a2, a3
+    cdef Py_ssize_t g, l, d, i, j, k, t, lo, hi, n_rec = 1
+    cdef double num, x
+    cdef double total[LANES]
+    cdef Py_ssize_t lane[LANES]
+    cdef double f[LANES]
+    cdef double a0[LANES]
     for d in range(n_draws):
         n_rec = max(n_rec, before[d] + cards[d])
-    cdef double *factor = <double *> malloc(n_draws * sizeof(double))
-    cdef double *v = <double *> malloc(n_nodes * sizeof(double))
-    cdef double *rec = <double *> malloc(n_rec * sizeof(double))
+    # LANES shoes at a time, side by side: every array below holds LANES values an entry
+    cdef double *factor = <double *> malloc(n_draws * LANES * sizeof(double))
+    cdef double *v = <double *> malloc(n_nodes * LANES * sizeof(double))
+    cdef double *rec = <double *> malloc(n_rec * LANES * sizeof(double))
     if factor == NULL or v == NULL or rec == NULL:
         free(factor)
         free(v)
@@ -54,37 +103,40 @@ def dealer_trie(
         raise MemoryError()
     try:
         with nogil:
-            for s in range(n_shoes):
-                total = 0.0
-                for i in range(n_values):
-                    total = total + shoes[s, i]
-                for j in range(n_rec):  # 1 / (cards left after j drawn); 0: too few to finish
-                    rec[j] = 1.0 if infinite else (1.0 / (total - j) if total - j > 0.0 else 0.0)
-                for d in range(n_draws):
-                    f = 1.0
+            g = 0
+            while g < n_shoes:
+                for l in range(LANES):  # (past the last shoe: the last shoe again)
+                    lane[l] = min(g + l, n_shoes - 1)
+                    total[l] = 0.0
+                    for i in range(n_values):
+                        total[l] = total[l] + shoes[lane[l], i]
+                    for j in range(n_rec):  # 1 / (cards left after j drawn); 0: too few
+                        x = total[l] - j
+                        rec[j * LANES + l] = 1.0 if infinite else (1.0 / x if x > 0.0 else 0.0)
+                for d in range(n_draws):  # the lanes innermost: independent products
+                    for l in range(LANES):
+                        f[l] = 1.0
                     for i in range(cards[d]):
-                        num = shoes[s, value[d]] if infinite else shoes[s, value[d]] - i
-                        f = f * (num if num > 0.0 else 0.0) * rec[before[d] + i]
-                    factor[d] = f
-                v[0] = 1.0
-                for k in range(1, n_nodes):
-                    v[k] = v[parent[k]] * factor[draw[k]]
+                        j = (before[d] + i) * LANES
+                        for l in range(LANES):
+                            num = shoes[lane[l], value[d]]
+                            if not infinite:
+                                num = num - i
+                            f[l] = f[l] * (num if num > 0.0 else 0.0) * rec[j + l]
+                    for l in range(LANES):
+                        factor[d * LANES + l] = f[l]
+                for l in range(LANES):
+                    v[l] = 1.0
+                walk_nodes(&parent[0], &draw[0], n_nodes, v, factor)
                 lo = 0
                 for t in range(n_sums):
                     hi = sum_end[t]
-                    a0 = a1 = a2 = a3 = 0.0
-                    k = lo
-                    while k + 4 <= hi:
-                        a0 = a0 + entry_weight[k] * v[entry_node[k]]
-                        a1 = a1 + entry_weight[k + 1] * v[entry_node[k + 1]]
-                        a2 = a2 + entry_weight[k + 2] * v[entry_node[k + 2]]
-                        a3 = a3 + entry_weight[k + 3] * v[entry_node[k + 3]]
-                        k = k + 4
-                    while k < hi:
-                        a0 = a0 + entry_weight[k] * v[entry_node[k]]
-                        k = k + 1
-                    out[s, sum_row[t], sum_outcome[t]] = (a0 + a1) + (a2 + a3)
+                    sum_entries(&entry_node[0], &entry_weight[0], lo, hi, v, a0)
+                    for l in range(LANES):
+                        if g + l < n_shoes:
+                            out[g + l, sum_row[t], sum_outcome[t]] = a0[l]
                     lo = hi
+                g = g + LANES
     finally:
         free(factor)
         free(v)
