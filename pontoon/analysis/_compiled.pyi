@@ -15,5 +15,7 @@ def dealer_trie(
     entry_weight: npt.NDArray[np.float64],
     shoes: npt.NDArray[np.float64],
     infinite: bool,
+    first_card: bool,
+    bust: int,
     out: npt.NDArray[np.float64],
 ) -> None: ...

@@ -74,13 +74,17 @@ def dealer_trie(
     const double[::1] entry_weight,
     const double[:, ::1] shoes,
     bint infinite,
+    bint first_card,
+    Py_ssize_t bust,
     double[:, :, ::1] out,
 ):
     """Fill ``out`` (shoes, rows, outcomes; left as it is where no sum is) with the trie's
     hands summed for each shoe (counts by value, or probabilities): the arrays of
     :class:`~pontoon.analysis.dealer._Trie` (draws, then nodes), then its weights as sums:
     sum ``t`` goes to ``out[:, sum_row[t], sum_outcome[t]]`` and adds the entries from the
-    previous sum's end to ``sum_end[t]``, each a hand's node and its weight."""
+    previous sum's end to ``sum_end[t]``, each a hand's node and its weight. Then, with
+    ``first_card``, row ``r`` is divided by the probability of the first card ``r`` (where
+    the shoe holds one); column ``bust`` is what the other outcomes leave of 1."""
     cdef Py_ssize_t n_shoes = shoes.shape[0]
     cdef Py_ssize_t n_values = shoes.shape[1]
     cdef Py_ssize_t n_draws = value.shape[0]
@@ -130,6 +134,9 @@ def dealer_trie(
                 for l in range(LANES):
                     v[l] = 1.0
                 walk_nodes(&parent[0], &draw[0], n_nodes, v, factor)
+                for l in range(LANES):
+                    if g + l < n_shoes:
+                        out[g + l, :, :] = 0.0
                 lo = 0
                 for t in range(n_sums):
                     hi = sum_end[t]
@@ -138,8 +145,37 @@ def dealer_trie(
                         if g + l < n_shoes:
                             out[g + l, sum_row[t], sum_outcome[t]] = a0[l]
                     lo = hi
+                for l in range(LANES):
+                    if g + l < n_shoes:
+                        finish(shoes, g + l, infinite, first_card, bust, total[l], out)
                 g = g + LANES
     finally:
         free(factor)
         free(v)
         free(rec)
+
+
+cdef inline void finish(
+    const double[:, ::1] shoes,
+    Py_ssize_t s,
+    bint infinite,
+    bint first_card,
+    Py_ssize_t bust,
+    double total,
+    double[:, :, ::1] out,
+) noexcept nogil:
+    """Shoe ``s``'s rows divided by their first card's probability (``first_card``), and
+    the bust column."""
+    cdef Py_ssize_t r, o
+    cdef double p, rest
+    for r in range(out.shape[1]):
+        if first_card:
+            p = shoes[s, r] if infinite else shoes[s, r] / total
+            if p > 0.0:
+                for o in range(out.shape[2]):
+                    out[s, r, o] = out[s, r, o] / p
+        rest = 0.0
+        for o in range(out.shape[2]):
+            if o != bust:
+                rest = rest + out[s, r, o]
+        out[s, r, bust] = 1.0 - rest

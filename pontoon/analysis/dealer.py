@@ -244,8 +244,7 @@ def dealer_table(paths: DealerPaths, shoes: Floats, *, infinite: bool) -> Floats
     left after the dealer's first card and the player's cards; for the infinite shoe, rows of
     probabilities)."""
     shoes = np.atleast_2d(np.asarray(shoes, dtype=np.float64))
-    out = _evaluate(_trie(paths.up, paths.hits_soft_17), shoes, infinite)[:, 0]
-    out[:, BUST] = 1.0 - (out.sum(axis=1) - out[:, BUST])
+    out: Floats = _evaluate(_trie(paths.up, paths.hits_soft_17), shoes, infinite)[:, 0]
     return out
 
 
@@ -256,27 +255,29 @@ def dealer_tables(hits_soft_17: bool, shoes: Floats, *, infinite: bool) -> Float
     divided by that card's probability. A first card the shoe does not hold takes
     :func:`dealer_table` of the shoe with that card taken out anyway, as before."""
     shoes = np.atleast_2d(np.asarray(shoes, dtype=np.float64))
-    out = _evaluate(_full_trie(hits_soft_17), shoes, infinite)
-    first = shoes if infinite else shoes / shoes.sum(axis=1, keepdims=True)
-    held = first > 0
-    out /= np.where(held, first, 1.0)[:, :, None]
-    for u in np.flatnonzero(~held.all(axis=0)):
-        rows = np.flatnonzero(~held[:, u])
+    out = _evaluate(_full_trie(hits_soft_17), shoes, infinite, first_card=True)
+    for u in np.flatnonzero(~(shoes > 0).all(axis=0)):
+        rows = np.flatnonzero(shoes[:, u] <= 0)
         left = shoes[rows].copy()
         left[:, u] = (shoes[rows, u] - 1) if not infinite else shoes[rows, u]
         out[rows, u] = dealer_table(dealer_paths(int(u) + 1, hits_soft_17), left, infinite=infinite)
-    out[:, :, BUST] = 1.0 - (out.sum(axis=2) - out[:, :, BUST])
     return out
 
 
-def _evaluate(trie: _Trie, shoes: Floats, infinite: bool, compiled: bool = True) -> Floats:
-    """(shoes, weight rows, outcomes) the weighted probabilities of the trie's hands summed
-    by outcome (the bust column left 0): by the compiled loop where the package was built
-    with it (``compiled``), else a block of shoes at a time by numpy."""
-    out = np.zeros((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
+def _evaluate(
+    trie: _Trie, shoes: Floats, infinite: bool, first_card: bool = False, compiled: bool = True
+) -> Floats:
+    """(shoes, weight rows, outcomes) the probabilities of the trie's hands, weighted and
+    summed by outcome; with ``first_card``, each row ``r`` divided by the probability of
+    the first card ``r`` where the shoe holds one (see :func:`dealer_tables`); the bust
+    column what the others leave. By the compiled loop where the package was built with it
+    (``compiled``), else a block of shoes at a time by numpy."""
     if compiled and _compiled_trie is not None:
-        _compiled_trie(*trie.flat, np.ascontiguousarray(shoes), infinite, out)
+        out = np.empty((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
+        shoes = np.ascontiguousarray(shoes)
+        _compiled_trie(*trie.flat, shoes, infinite, first_card, BUST, out)
         return out
+    out = np.zeros((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
     nodes = len(trie.parent)
     step = max(1, CELLS // nodes)
     vals = np.empty((nodes, min(step, shoes.shape[0])))
@@ -290,6 +291,10 @@ def _evaluate(trie: _Trie, shoes: Floats, infinite: bool, compiled: bool = True)
         ends = v[trie.leaf]
         for o, a, b in trie.blocks:
             out[lo : lo + step, :, o] = (trie.weight[:, a:b] @ ends[a:b]).T
+    if first_card:
+        first = shoes if infinite else shoes / shoes.sum(axis=1, keepdims=True)
+        out /= np.where(first > 0, first, 1.0)[:, :, None]
+    out[:, :, BUST] = 1.0 - (out.sum(axis=2) - out[:, :, BUST])
     return out
 
 
