@@ -381,6 +381,23 @@ def test_split_boxes_summed_on_a_lattice_or_keyed_agree(monkeypatch: pytest.Monk
     np.testing.assert_allclose(dense.probs, keyed.probs, rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("preset", ["nz-pontoon", "classic-blackjack"])
+def test_endings_recorded_by_the_compiled_loop_or_numpy_agree(
+    preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forward pass records its endings by the compiled loop (built by the install) or,
+    without it, by numpy's weighted count: the same distribution to a few roundings."""
+    import pontoon.analysis.reach as reach
+
+    assert reach._add_endings is not None  # the install built it
+    rep = analyze(load_rules(preset, {"decks": 1}), "composition")
+    compiled = round_distribution(rep).dist
+    monkeypatch.setattr(reach, "_add_endings", None)
+    counted = round_distribution(rep).dist
+    assert compiled.keys.tolist() == counted.keys.tolist()
+    np.testing.assert_allclose(compiled.probs, counted.probs, rtol=0, atol=1e-15)
+
+
 def test_k_boxes_moments_are_the_convolved_boxes() -> None:
     """The PAR sheet's k-box figures come from each box's conditional moments; they are the
     mean and variance of the convolved distribution of k boxes, 11.2's payments included."""

@@ -19,3 +19,9 @@ def dealer_trie(
     bust: int,
     out: npt.NDArray[np.float64],
 ) -> None: ...
+def add_endings(
+    flat: npt.NDArray[np.int64],
+    mass: npt.NDArray[np.float64],
+    tab: npt.NDArray[np.float64],
+    joint: npt.NDArray[np.float64],
+) -> None: ...

@@ -179,3 +179,25 @@ cdef inline void finish(
             if o != bust:
                 rest = rest + out[s, r, o]
         out[s, r, bust] = 1.0 - rest
+
+
+def add_endings(
+    const int64_t[:, :, ::1] flat,
+    const double[:, :, ::1] mass,
+    const double[:, :, ::1] tab,
+    double[:, ::1] joint,
+):
+    """``joint[ch, flat[i, u, o]] += mass[i, u, ch] * tab[i, u, o]`` for every entry and
+    channel: :meth:`pontoon.analysis.reach.Forward.emit`'s weighted count, added in place
+    (numpy counts a call's entries into a fresh array of the whole joint, then adds it)."""
+    cdef Py_ssize_t i, u, o, ch, at
+    cdef Py_ssize_t channels = mass.shape[2]
+    cdef double t
+    with nogil:
+        for i in range(flat.shape[0]):
+            for u in range(flat.shape[1]):
+                for o in range(flat.shape[2]):
+                    at = flat[i, u, o]
+                    t = tab[i, u, o]
+                    for ch in range(channels):
+                        joint[ch, at] = joint[ch, at] + mass[i, u, ch] * t

@@ -28,7 +28,7 @@ chose), and the completing card ends the hand at that suit's odds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Final
 
@@ -42,6 +42,12 @@ from pontoon.analysis.split import pair_cards_left, split_weights
 from pontoon.analysis.suits import Config
 from pontoon.analysis.values import values_at
 from pontoon.vocab import Ending
+
+_add_endings: Callable[..., None] | None
+try:  # the compiled loop, built with the package (pyproject.toml); else numpy's bincount
+    from pontoon.analysis._compiled import add_endings as _add_endings
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _add_endings = None
 
 UO: Final = np.arange(10)[:, None] * 7 + np.arange(7)[None, :]  # (10 up, 7) flat (up, outcome)
 CHUNK: Final = 1024  # rows stepped at once: a step's temporaries stay near 10 MB
@@ -90,10 +96,19 @@ class Forward:
             return
         uo = UO if ups is None else UO[ups]
         flat = np.asarray(ev) * self._cells + q[:, None, None] * 70 + uo[None]
-        flat = np.broadcast_to(flat, tab.shape).ravel()
         size = len(self.ends) * self._cells
         if size > self._j.shape[1]:
             self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
+        if _add_endings is not None:  # (the same sums, in place)
+            shape = tab.shape
+            _add_endings(
+                np.ascontiguousarray(np.broadcast_to(flat, shape)),
+                np.ascontiguousarray(np.broadcast_to(mass, (*shape[:2], self.channels))),
+                np.ascontiguousarray(tab),
+                self._j,
+            )
+            return
+        flat = np.broadcast_to(flat, tab.shape).ravel()
         for ch in np.flatnonzero(mass.reshape(-1, self.channels).any(axis=0)).tolist():
             w = mass[:, :, None, ch] * tab
             self._j[ch] += np.bincount(flat, weights=w.ravel(), minlength=size)
