@@ -210,3 +210,37 @@ def test_a_split_on_a_shoe_of_fractional_cards_has_every_context_it_reaches() ->
     assert max(c.extra for c in split_contexts(game, 8)) >= 5
     assert max(c.extra for c in split_contexts(Game(rules), 8)) == 3  # 2 eights beside a pair
     assert np.isfinite(game.shoe.counts).all()
+
+
+@pytest.mark.parametrize(
+    ("preset", "knobs"),
+    [
+        ("nz-pontoon", {"decks": 1}),
+        ("classic-blackjack", {"decks": 1}),
+        ("classic-blackjack", {"decks": 2, "dealer_peeks": True, "surrender": "late"}),
+    ],
+)
+def test_the_walks_compiled_sums_equal_numpys(
+    preset: str, knobs: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backward walk's sums (standing, what each card brings, the busting cards) by the
+    compiled loop the install builds, or by numpy's einsums: the same values to a few
+    roundings, so the same choices and the same expected value."""
+    import numpy as np
+
+    import pontoon.analysis.walk as walk
+    from pontoon.analysis.report import Report, analyze
+
+    assert walk._walk_sums is not None  # the install built it
+    rules = load_rules(preset, knobs)
+    fast = analyze(rules, "composition")
+    monkeypatch.setattr(walk, "_walk_sums", None)
+    slow = analyze(rules, "composition")
+    assert fast.ev == pytest.approx(slow.ev, abs=1e-14)
+    assert [row["play"] for row in fast.table] == [row["play"] for row in slow.table]
+    cells = ("stand", "hit", "double", "surrender", "split")
+
+    def values(rep: Report) -> np.ndarray:
+        return np.array([[r[c] if r[c] is not None else np.nan for c in cells] for r in rep.table])
+
+    np.testing.assert_allclose(values(fast), values(slow), rtol=0, atol=1e-13)

@@ -25,3 +25,16 @@ def add_endings(
     tab: npt.NDArray[np.float64],
     joint: npt.NDArray[np.float64],
 ) -> None: ...
+def walk_sums(
+    tab: npt.NDArray[np.float64],
+    coef1: npt.NDArray[np.float64],
+    coef2: npt.NDArray[np.float64],
+    idx: npt.NDArray[np.int64],
+    nxt: npt.NDArray[np.float64],
+    arrive: npt.NDArray[np.float64],
+    kids: npt.NDArray[np.int64],
+    stand1: npt.NDArray[np.float64],
+    stand2: npt.NDArray[np.float64],
+    came: npt.NDArray[np.float64],
+    busted: npt.NDArray[np.float64],
+) -> None: ...

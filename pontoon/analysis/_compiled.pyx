@@ -201,3 +201,54 @@ def add_endings(
                     t = tab[i, u, o]
                     for ch in range(channels):
                         joint[ch, at] = joint[ch, at] + mass[i, u, ch] * t
+
+
+def walk_sums(
+    const double[:, :, ::1] tab,
+    const double[:, ::1] coef1,
+    const double[:, ::1] coef2,
+    const int64_t[::1] idx,
+    const double[:, :, ::1] nxt,
+    const double[:, :, ::1] arrive,
+    const int64_t[:, ::1] kids,
+    double[:, ::1] stand1,
+    double[:, ::1] stand2,
+    double[:, :, ::1] came,
+    double[:, ::1] busted,
+):
+    """A step of :class:`pontoon.analysis.walk._Walk` for rows ``k``, up cards ``u``:
+    ``stand[k, u] = sum_o tab[k, u, o] * coef[idx[k], o]`` (both stakes); and where the
+    hand may draw (``kids`` given, else ``came`` and ``busted`` are left alone),
+    ``came[k, x, u] = sum_c nxt[k, u, c] * arrive[kids[k, c], x, u]`` (``kids[k, c] < 0``:
+    card ``c`` busts the hand) and ``busted[k, u]`` the chance of a busting card; numpy
+    gathers ``arrive[kids]`` (k, 10, 4, 10) to do the same."""
+    cdef Py_ssize_t k, u, o, c, x, kid
+    cdef Py_ssize_t ups = tab.shape[1], outcomes = tab.shape[2], channels = arrive.shape[1]
+    cdef double s1, s2, p, b
+    cdef bint draws = kids.shape[0] > 0
+    with nogil:
+        for k in range(tab.shape[0]):
+            for u in range(ups):
+                s1 = 0.0
+                s2 = 0.0
+                for o in range(outcomes):
+                    s1 = s1 + tab[k, u, o] * coef1[idx[k], o]
+                    s2 = s2 + tab[k, u, o] * coef2[idx[k], o]
+                stand1[k, u] = s1
+                stand2[k, u] = s2
+            if not draws:
+                continue
+            for x in range(channels):
+                for u in range(ups):
+                    came[k, x, u] = 0.0
+            for u in range(ups):
+                b = 0.0
+                for c in range(nxt.shape[2]):
+                    p = nxt[k, u, c]
+                    kid = kids[k, c]
+                    if kid < 0:
+                        b = b + p
+                    else:
+                        for x in range(channels):
+                            came[k, x, u] = came[k, x, u] + p * arrive[kid, x, u]
+                busted[k, u] = b

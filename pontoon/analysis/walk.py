@@ -18,6 +18,12 @@ from pontoon.analysis.payoffs import Payoffs
 from pontoon.analysis.values import DOUBLE, HIT, NEG, Context, LazyValues, Values, dense
 from pontoon.rules import RuleSet
 
+_walk_sums: Callable[..., None] | None
+try:  # the compiled loop, built with the package (pyproject.toml); else numpy's einsums
+    from pontoon.analysis._compiled import walk_sums as _walk_sums
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _walk_sums = None
+
 Premiums = dict[int, list[list[tuple[float, float, float]]]]  # Game.premiums
 Average = dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
 Chooser = Callable[[bool, int, np.ndarray, Floats], Floats]  # (soft, total, hands, values)
@@ -140,19 +146,13 @@ class _Walk:
         removed = self.removed[at_g]
         tab = game.dealer.tables(removed)
         nxt, pn, f = game.offer(removed, tab)
-        stand1 = np.einsum("kuo,ko->ku", tab, game.coef1[idx])
-        stand2 = np.einsum("kuo,ko->ku", tab, game.coef2[idx])
+        stand1, stand2, came, lost, bust = self._sums(at_g, idx, tab, nxt, t < 21)
         hit = np.full_like(stand1, NEG)
         dbl = np.full_like(stand1, NEG)
         shit = np.zeros_like(stand1)
         sdbl = np.zeros_like(stand1)
         if t < 21:
-            ch = game.comps.child[idx]
-            bust = ch < 0
-            kids = self.at[self.ctx_of[at_g][:, None], np.where(bust, 0, ch)]
-            kids[bust] = len(self.comp)  # the row of zeros: a bust arrives nowhere
-            came = np.einsum("kuc,kcxu->kxu", nxt, self.arrive[kids])  # (k, channel, 10 up)
-            lost = f * np.einsum("kuc,kc->ku", nxt, bust)  # the wager lost to a bust
+            lost *= f  # the wager lost to a bust
             for u, pn_x in game.naturals_after_draw(removed):  # (the peek game: 1 - pn is f)
                 lost[:, u] = np.einsum("kc,kc->k", nxt[:, u], (1.0 - pn_x) * bust)
             hit, dbl = came[:, ARR1] - lost, came[:, ARR2] - 2.0 * lost
@@ -205,6 +205,36 @@ class _Walk:
             arrive[at_g, ARR2] = np.where(better, forfeit, stand2)
             arrive[at_g, SARR2] = np.where(better, 0.0, pn)
             self.rescued[at_g] = better
+
+    def _sums(
+        self, at_g: Ints, idx: Ints, tab: Floats, nxt: Floats, draws: bool
+    ) -> tuple[Floats, Floats, Floats, Floats, np.ndarray]:
+        """Standing's value at both stakes (k, 10 up); where the hands may draw, the value of
+        what a card brings (k, channel, 10 up: the children's arrivals), the chance of a
+        busting card (k, 10 up) and which cards bust (k, 10). Compiled where the package has
+        it, else by numpy (which gathers every child's arrivals first)."""
+        game, k = self.game, len(at_g)
+        bust = game.comps.child[idx] < 0 if draws else np.zeros((k, 10), dtype=bool)
+        kids = np.zeros((0, 10), dtype=np.int64)
+        if draws:
+            kids = self.at[self.ctx_of[at_g][:, None], np.where(bust, 0, game.comps.child[idx])]
+            kids[kids < 0] = len(self.comp)  # the row of zeros: a child out of play
+        if _walk_sums is not None:
+            stand1, stand2 = np.empty((k, 10)), np.empty((k, 10))
+            fresh = np.empty if draws else np.zeros  # (left alone where no card is drawn)
+            came, busted = fresh((k, 4, 10)), fresh((k, 10))
+            if draws:
+                kids[bust] = -1  # (a busting card)
+            args = (np.ascontiguousarray(tab), game.coef1, game.coef2, idx, nxt, self.arrive)
+            _walk_sums(*args, kids, stand1, stand2, came, busted)
+            return stand1, stand2, came, busted, bust
+        stand1 = np.einsum("kuo,ko->ku", tab, game.coef1[idx])
+        stand2 = np.einsum("kuo,ko->ku", tab, game.coef2[idx])
+        if not draws:
+            return stand1, stand2, np.zeros((k, 4, 10)), np.zeros((k, 10)), bust
+        kids[bust] = len(self.comp)  # a bust arrives nowhere
+        came = np.einsum("kuc,kcxu->kxu", nxt, self.arrive[kids])  # (k, channel, 10 up)
+        return stand1, stand2, came, np.einsum("kuc,kc->ku", nxt, bust), bust
 
     def values(self) -> list[Values]:
         """Each context's :class:`Values` (a split hand's kept as its rows in play)."""
