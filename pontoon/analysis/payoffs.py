@@ -53,7 +53,6 @@ class Payoffs:
     rules: RuleSet
     wager: int
     _win: dict[tuple[Comp, bool], float] = field(default_factory=dict)
-    _cards: dict[tuple[str, bool], float] = field(default_factory=dict)
     _paid: dict[tuple[str, bool], tuple[int, Ending]] = field(default_factory=dict)
 
     def units(self, amount: int, odds: Fraction) -> float:
@@ -97,13 +96,10 @@ class Payoffs:
         return self._win[key]
 
     def win_cards(self, cards: Sequence[Card], *, doubled: bool) -> float:
-        """A winning hand of exactly these ``cards``, in wagers."""
-        key = (" ".join(c.code for c in cards), doubled)
-        if key not in self._cards:
-            amount = self.wager * (2 if doubled else 1)
-            odds = win_odds(self.rules, cards, natural=False, doubled=doubled)
-            self._cards[key] = self.units(amount, odds)
-        return self._cards[key]
+        """A winning hand of exactly these ``cards``, in wagers (worked out each time: the
+        rules' odds for a hand take less than a key made of its cards would)."""
+        odds = win_odds(self.rules, cards, natural=False, doubled=doubled)
+        return self.units(self.wager * (2 if doubled else 1), odds)
 
     def paid(self, cards: Sequence[Card], *, doubled: bool) -> tuple[int, Ending]:
         """What a winning 21 of exactly these ``cards`` wins, in cents, and the odds it is
