@@ -168,3 +168,37 @@ def test_the_compiled_loop_equals_numpy(h17: bool, infinite: bool) -> None:
         slow = _evaluate(trie, shoes, infinite, first_card, compiled=False)
         assert np.isfinite(fast).all()
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-14)
+
+
+def orders_by_hand(up: int, h17: bool) -> dict[tuple[int, ...], int]:
+    """Every order in which the dealer can draw after first card ``up`` (14.3: stand on 17 or
+    more, on soft 17 unless hitting it), one card at a time: its multiset's count."""
+    out: dict[tuple[int, ...], int] = {}
+
+    def draw(cards: list[int], drawn: list[int]) -> None:
+        hard = sum(cards)
+        soft = 1 in cards and hard <= 11
+        best = hard + 10 if soft else hard
+        if best > 17 or (best == 17 and not (soft and h17)):
+            key = tuple(drawn)
+            out[key] = out.get(key, 0) + 1
+            return
+        for v in range(1, 11):
+            drawn[v - 1] += 1
+            draw([*cards, v], drawn)
+            drawn[v - 1] -= 1
+
+    draw([up], [0] * 10)
+    return out
+
+
+@pytest.mark.parametrize("h17", [False, True])
+@pytest.mark.parametrize("up", [1, 2, 6, 10])
+def test_dealer_paths_count_every_order_of_drawing(up: int, h17: bool) -> None:
+    """:func:`dealer_paths` (counted a level of cards at a time) against the orders counted
+    one sequence at a time."""
+    paths = dealer_paths(up, h17)
+    got = {
+        tuple(int(x) for x in c): int(o) for c, o in zip(paths.counts, paths.orders, strict=True)
+    }
+    assert got == orders_by_hand(up, h17)
