@@ -134,12 +134,13 @@ def test_released_tables_are_forgotten_and_worked_out_again_the_same() -> None:
     assert len(cache) == 4
 
 
-def test_the_compiled_loop_is_built() -> None:
-    """The install builds the dealer's compiled loop (pyproject.toml): without it the
-    analysis falls back to numpy and runs at a fraction of the speed, silently."""
-    from pontoon.analysis import dealer
+def test_the_compiled_loops_are_built() -> None:
+    """The install builds the analysis's compiled loops (pyproject.toml): without them it
+    falls back to numpy and runs at a fraction of the speed, silently."""
+    from pontoon.analysis import compiled
 
-    assert dealer._compiled_trie is not None
+    loops = (compiled.dealer_trie, compiled.walk_sums, compiled.add_endings)
+    assert all(loop is not None for loop in loops)
 
 
 @pytest.mark.parametrize("h17", [False, True])
@@ -165,7 +166,7 @@ def test_the_compiled_loop_equals_numpy(h17: bool, infinite: bool) -> None:
         (_trie(10, h17), False),
     ]:
         fast = _evaluate(trie, shoes, infinite, first_card)
-        slow = _evaluate(trie, shoes, infinite, first_card, compiled=False)
+        slow = _evaluate(trie, shoes, infinite, first_card, fast=False)
         assert np.isfinite(fast).all()
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-14)
 

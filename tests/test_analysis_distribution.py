@@ -387,15 +387,15 @@ def test_endings_recorded_by_the_compiled_loop_or_numpy_agree(
 ) -> None:
     """The forward pass records its endings by the compiled loop (built by the install) or,
     without it, by numpy's weighted count: the same distribution to a few roundings."""
-    import pontoon.analysis.reach as reach
+    from pontoon.analysis import compiled
 
-    assert reach._add_endings is not None  # the install built it
+    assert compiled.add_endings is not None  # the install built it
     rep = analyze(load_rules(preset, {"decks": 1}), "composition")
-    compiled = round_distribution(rep).dist
-    monkeypatch.setattr(reach, "_add_endings", None)
+    added = round_distribution(rep).dist
+    monkeypatch.setattr(compiled, "add_endings", None)
     counted = round_distribution(rep).dist
-    assert compiled.keys.tolist() == counted.keys.tolist()
-    np.testing.assert_allclose(compiled.probs, counted.probs, rtol=0, atol=1e-15)
+    assert added.keys.tolist() == counted.keys.tolist()
+    np.testing.assert_allclose(added.probs, counted.probs, rtol=0, atol=1e-15)
 
 
 def test_k_boxes_moments_are_the_convolved_boxes() -> None:

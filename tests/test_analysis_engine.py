@@ -228,13 +228,13 @@ def test_the_walks_compiled_sums_equal_numpys(
     roundings, so the same choices and the same expected value."""
     import numpy as np
 
-    import pontoon.analysis.walk as walk
+    from pontoon.analysis import compiled
     from pontoon.analysis.report import Report, analyze
 
-    assert walk._walk_sums is not None  # the install built it
+    assert compiled.walk_sums is not None  # the install built it
     rules = load_rules(preset, knobs)
     fast = analyze(rules, "composition")
-    monkeypatch.setattr(walk, "_walk_sums", None)
+    monkeypatch.setattr(compiled, "walk_sums", None)
     slow = analyze(rules, "composition")
     assert fast.ev == pytest.approx(slow.ev, abs=1e-14)
     assert [row["play"] for row in fast.table] == [row["play"] for row in slow.table]

@@ -1,14 +1,17 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The analysis's compiled loops (Cython, built when the package is installed; without a C
-compiler the numpy code beside each does the same work: ``pontoon.analysis.dealer``).
+"""The analysis's compiled loops (Cython, built when the package is installed; callers find
+them through :mod:`pontoon.analysis.compiled`, and without a C compiler the numpy code beside
+each call does the same work).
 
-``dealer_trie``: :func:`pontoon.analysis.dealer._evaluate` one shoe at a time. Numpy walks the
-trie a depth at a time for a block of shoes (each node's values for every shoe of the block,
-gathered from its parent's: memory-bound); here a shoe's draw factors and its 1,889 node
-values stay in the first-level cache, and each hand's weighted value goes straight into the
-seven outcomes. A draw's factor multiplies by ``1 / (N - j)`` where numpy divides by
-``N - j``, and the sums over hands go in another order (numpy's matrix product): the
-results differ from numpy's by a few roundings (the tests hold them to 1e-15).
+``dealer_trie``: :func:`pontoon.analysis.dealer._evaluate` four shoes at a time. Numpy walks
+the trie a depth at a time for a block of shoes (each node's values for every shoe of the
+block, gathered from its parent's: memory-bound); here the shoes' draw factors and their
+1,889 node values stay in the first-level cache, and each hand's weighted value goes straight
+into the seven outcomes. A draw's factor multiplies by ``1 / (N - j)`` where numpy divides
+by ``N - j``, and the sums over hands go in another order (numpy's matrix product): the
+results differ from numpy's by a few roundings (the tests hold them to 1e-14).
+``walk_sums`` and ``add_endings``: a step of the backward walk and the forward pass's
+record of endings, each reading in place what numpy gathers into a copy first.
 """
 
 from libc.stdint cimport int64_t
@@ -18,8 +21,8 @@ cdef extern from *:
     """
     /* Four shoes side by side as one value of GCC's (and clang's) vector type: the compiler
        makes each operation on it one or two vector instructions. Unaligned: malloc's. Each
-       helper is compiled twice, for x86-64-v3 (AVX2, FMA) and for any x86-64, and the loader picks the one
-       the processor runs (target_clones; elsewhere, the plain build). */
+       helper is compiled twice, for x86-64-v3 (AVX2, FMA) and for any x86-64, and the
+       loader picks the one the processor runs (target_clones; elsewhere, the plain build). */
     typedef double lanes4 __attribute__((vector_size(32), aligned(8)));
     #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     #define CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
@@ -78,7 +81,7 @@ def dealer_trie(
     Py_ssize_t bust,
     double[:, :, ::1] out,
 ):
-    """Fill ``out`` (shoes, rows, outcomes; left as it is where no sum is) with the trie's
+    """Fill ``out`` (shoes, rows, outcomes; 0 where no sum is) with the trie's
     hands summed for each shoe (counts by value, or probabilities): the arrays of
     :class:`~pontoon.analysis.dealer._Trie` (draws, then nodes), then its weights as sums:
     sum ``t`` goes to ``out[:, sum_row[t], sum_outcome[t]]`` and adds the entries from the

@@ -18,20 +18,14 @@ whole hands (first card included), then divides by the first card's probability.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Final
 
 import numpy as np
 
+from pontoon.analysis import compiled
 from pontoon.analysis.composition import Floats, Ints
-
-_compiled_trie: Callable[..., None] | None
-try:  # the compiled loop, built with the package (pyproject.toml); else numpy's walk
-    from pontoon.analysis._compiled import dealer_trie as _compiled_trie
-except ImportError:  # pragma: no cover - an install without a C compiler
-    _compiled_trie = None
 
 OUTCOMES: Final = ("17", "18", "19", "20", "21", "bust", "pontoon")
 BUST: Final = 5
@@ -265,17 +259,17 @@ def dealer_tables(hits_soft_17: bool, shoes: Floats, *, infinite: bool) -> Float
 
 
 def _evaluate(
-    trie: _Trie, shoes: Floats, infinite: bool, first_card: bool = False, compiled: bool = True
+    trie: _Trie, shoes: Floats, infinite: bool, first_card: bool = False, fast: bool = True
 ) -> Floats:
     """(shoes, weight rows, outcomes) the probabilities of the trie's hands, weighted and
     summed by outcome; with ``first_card``, each row ``r`` divided by the probability of
     the first card ``r`` where the shoe holds one (see :func:`dealer_tables`); the bust
     column what the others leave. By the compiled loop where the package was built with it
-    (``compiled``), else a block of shoes at a time by numpy."""
-    if compiled and _compiled_trie is not None:
+    (``fast``), else a block of shoes at a time by numpy."""
+    loop = compiled.dealer_trie if fast else None
+    if loop is not None:
         out = np.empty((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
-        shoes = np.ascontiguousarray(shoes)
-        _compiled_trie(*trie.flat, shoes, infinite, first_card, BUST, out)
+        loop(*trie.flat, np.ascontiguousarray(shoes), infinite, first_card, BUST, out)
         return out
     out = np.zeros((shoes.shape[0], trie.weight.shape[0], len(OUTCOMES)))
     nodes = len(trie.parent)

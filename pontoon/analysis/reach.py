@@ -28,12 +28,13 @@ chose), and the completing card ends the hand at that suit's odds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Final
 
 import numpy as np
 
+from pontoon.analysis import compiled
 from pontoon.analysis.composition import Floats, Ints, comp_of
 from pontoon.analysis.dealer import NATURAL
 from pontoon.analysis.endings import End, Endings
@@ -42,12 +43,6 @@ from pontoon.analysis.split import pair_cards_left, split_weights
 from pontoon.analysis.suits import Config
 from pontoon.analysis.values import values_at
 from pontoon.vocab import Ending
-
-_add_endings: Callable[..., None] | None
-try:  # the compiled loop, built with the package (pyproject.toml); else numpy's bincount
-    from pontoon.analysis._compiled import add_endings as _add_endings
-except ImportError:  # pragma: no cover - an install without a C compiler
-    _add_endings = None
 
 UO: Final = np.arange(10)[:, None] * 7 + np.arange(7)[None, :]  # (10 up, 7) flat (up, outcome)
 CHUNK: Final = 1024  # rows stepped at once: a step's temporaries stay near 10 MB
@@ -99,9 +94,10 @@ class Forward:
         size = len(self.ends) * self._cells
         if size > self._j.shape[1]:
             self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
-        if _add_endings is not None:  # (the same sums, in place)
+        loop = compiled.add_endings
+        if loop is not None:  # (the same sums, in place)
             shape = tab.shape
-            _add_endings(
+            loop(
                 np.ascontiguousarray(np.broadcast_to(flat, shape)),
                 np.ascontiguousarray(np.broadcast_to(mass, (*shape[:2], self.channels))),
                 np.ascontiguousarray(tab),

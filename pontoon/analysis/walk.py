@@ -12,17 +12,12 @@ from typing import Final, Protocol
 
 import numpy as np
 
+from pontoon.analysis import compiled
 from pontoon.analysis.composition import Compositions, Floats, Ints
 from pontoon.analysis.dealer import DealerCache
 from pontoon.analysis.payoffs import Payoffs
 from pontoon.analysis.values import DOUBLE, HIT, NEG, Context, LazyValues, Values, dense
 from pontoon.rules import RuleSet
-
-_walk_sums: Callable[..., None] | None
-try:  # the compiled loop, built with the package (pyproject.toml); else numpy's einsums
-    from pontoon.analysis._compiled import walk_sums as _walk_sums
-except ImportError:  # pragma: no cover - an install without a C compiler
-    _walk_sums = None
 
 Premiums = dict[int, list[list[tuple[float, float, float]]]]  # Game.premiums
 Average = dict[int, tuple[Floats, Floats]]  # composition -> average (hit, double) premium
@@ -214,19 +209,22 @@ class _Walk:
         busting card (k, 10 up) and which cards bust (k, 10). Compiled where the package has
         it, else by numpy (which gathers every child's arrivals first)."""
         game, k = self.game, len(at_g)
-        bust = game.comps.child[idx] < 0 if draws else np.zeros((k, 10), dtype=bool)
+        bust = np.zeros((k, 10), dtype=bool)
         kids = np.zeros((0, 10), dtype=np.int64)
         if draws:
-            kids = self.at[self.ctx_of[at_g][:, None], np.where(bust, 0, game.comps.child[idx])]
+            child = game.comps.child[idx]
+            bust = child < 0
+            kids = self.at[self.ctx_of[at_g][:, None], np.where(bust, 0, child)]
             kids[kids < 0] = len(self.comp)  # the row of zeros: a child out of play
-        if _walk_sums is not None:
+        loop = compiled.walk_sums
+        if loop is not None:
             stand1, stand2 = np.empty((k, 10)), np.empty((k, 10))
             fresh = np.empty if draws else np.zeros  # (left alone where no card is drawn)
             came, busted = fresh((k, 4, 10)), fresh((k, 10))
             if draws:
                 kids[bust] = -1  # (a busting card)
             args = (np.ascontiguousarray(tab), game.coef1, game.coef2, idx, nxt, self.arrive)
-            _walk_sums(*args, kids, stand1, stand2, came, busted)
+            loop(*args, kids, stand1, stand2, came, busted)
             return stand1, stand2, came, busted, bust
         stand1 = np.einsum("kuo,ko->ku", tab, game.coef1[idx])
         stand2 = np.einsum("kuo,ko->ku", tab, game.coef2[idx])
