@@ -5,6 +5,9 @@ tables written one by one; a refused batch is rolled back alone."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+import pytest
 
 from pontoon.events import Event
 from pontoon.round import Round
@@ -147,3 +150,51 @@ def test_the_group_writer_shares_commits_between_waiting_tables(url: str) -> Non
         assert report.ok and all(
             report.balances[f"g{i}"]["player:ana"] == 500_000 for i in range(20)
         )
+
+
+def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: a store with ``own_checkpoints`` never copies its write-ahead log back after a
+    commit (a commit would wait for the copy and an fsync of the database); the group writer
+    does it on its checkpoint thread (the writer copies the pages committed meanwhile), and
+    the log starts again from its beginning, so it stays small however long the server
+    writes. A log the writer kept ahead of is truncated."""
+    import pontoon.store.db as db
+    import pontoon.store.group as group
+
+    def autocheckpoint(store: Store) -> int:
+        raw = store.engine.raw_connection()
+        try:
+            return int(raw.cursor().execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        finally:
+            raw.close()
+
+    with Store(f"sqlite:///{tmp_path / 'plain.db'}") as plain:
+        assert autocheckpoint(plain) == 1000  # SQLite's own: a commit copies the log back
+        assert GroupWriter(plain).stats()["checkpoints"] == 0
+    wal = tmp_path / "own.db-wal"
+
+    async def main(store: Store, writer: GroupWriter) -> None:
+        log = TableLog(store, "t1")
+        for _ in range(400):
+            p = log.prepare(_deposit("ana"))
+            log.applied(p, await writer.append(p.batch))
+            await asyncio.sleep(0)  # (a checkpoint done frees the thread for the next)
+
+    monkeypatch.setattr(group, "CHECKPOINT_SECONDS", 0.0)
+    with Store(f"sqlite:///{tmp_path / 'own.db'}", own_checkpoints=True) as store:
+        assert autocheckpoint(store) == 0
+        writer = GroupWriter(store)
+        asyncio.run(main(store, writer))
+        writer.close()
+        assert writer.checkpoints > 0
+        # without the checkpoints the log would hold every commit's pages (> 1,200 frames)
+        assert wal.stat().st_size < 300 * 4096
+        log, copied = store.checkpoint() or (0, 0)
+        assert log == copied and log < 100
+        monkeypatch.setattr(db, "WAL_FRAMES", 0)
+        p = TableLog(store, "t2").prepare(_deposit("ben"))
+        store.append_many([p.batch])
+        assert store.checkpoint() == (0, 0) and wal.stat().st_size == 0  # truncated
+        assert verify(store).ok

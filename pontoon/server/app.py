@@ -565,7 +565,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(store_url, shoe_keys)
+        store = Store(store_url, shoe_keys, own_checkpoints=True)
         people = Accounts(store, hasher(password_strength)) if accounts else None
         hub = Hub(store, tables, token, limits, people, operator, leasing)
         state["hub"] = hub
@@ -597,6 +597,7 @@ def create_app(
         hub.charts.close()
         if "door" in state:
             state["door"].close()
+        hub.writer.close()
         store.close()
 
     docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}

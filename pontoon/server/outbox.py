@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import socket
 import struct
@@ -17,6 +16,7 @@ from typing import Any
 
 from fastapi import WebSocket
 
+from .protocol import encode
 from .table import Client, Session
 
 OUTBOX = 64  # messages waiting for one client: more, and it is disconnected (falls behind)
@@ -75,7 +75,7 @@ class Outbox:
 
     def post(self, message: dict[str, Any]) -> None:
         if not self.closed:
-            self._push(json.dumps(message, separators=(",", ":")))
+            self._push(encode(message))
 
     def close(self, code: int, message: dict[str, Any] | None = None) -> None:
         """Send ``message`` if any, then close the socket with ``code``; only once."""

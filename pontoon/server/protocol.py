@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 MAX_MESSAGE = 4096  # bytes: larger messages are refused unread
@@ -71,6 +72,22 @@ class Refresh(_Msg):
 
 Message = Bet | Deal | Act | Procedure | Leave | Reality | Refresh
 _ADAPTER: TypeAdapter[Message] = TypeAdapter(Annotated[Message, Field(discriminator="type")])
+
+
+def encode(data: Any) -> str:
+    r"""``data`` as compact JSON text, as the server sends it (orjson: several times quicker
+    than the standard library's encoder on a state; a text orjson cannot encode — a lone
+    surrogate a client sent, say — by the standard library, escaped).
+
+    >>> encode({"type": "ok", "ref": "m1", "names": ["Ana", "Zoë"]})
+    '{"type":"ok","ref":"m1","names":["Ana","Zoë"]}'
+    >>> encode({"detail": chr(0xD800)})
+    '{"detail":"\\ud800"}'
+    """
+    try:
+        return orjson.dumps(data).decode()
+    except TypeError:
+        return json.dumps(data, separators=(",", ":"))
 
 
 class BadMessage(Exception):

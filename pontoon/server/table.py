@@ -13,7 +13,6 @@ late — is voided or completed by the optimal chart (:meth:`Table.interrupt`, d
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from pontoon.vocab import INSURANCE_ACTIONS, Action, Phase, Role, TurnKind, acti
 from pontoon.vocab import Procedure as Kind
 
 from .limits import Bucket
-from .protocol import Act, Bet, Procedure
+from .protocol import Act, Bet, Procedure, encode
 
 HIDDEN = ("hole", "burn")
 PUBLIC_KNOBS = (
@@ -502,7 +501,7 @@ class Table:
             hit = self._pub.get(i)
             if hit is None or hit[0] is not e:
                 d = public_event(e)
-                hit = self._pub[i] = (e, d, json.dumps(d, separators=(",", ":")))
+                hit = self._pub[i] = (e, d, encode(d))
             out.append(hit[1])
         return out
 
@@ -510,11 +509,9 @@ class Table:
         """The shared state as JSON without its closing brace; the events' JSON comes from
         :meth:`_public_events`, the rules' is made once (until the rules change)."""
         doc = self._shared()[0]
-        head = json.dumps(
-            {k: v for k, v in doc.items() if k not in ("events", "rules")}, separators=(",", ":")
-        )
+        head = encode({k: v for k, v in doc.items() if k not in ("events", "rules")})
         if self._rules_text[0] is not self.public_rules:  # set again when the limits change
-            rules = json.dumps(self.public_rules, separators=(",", ":"))
+            rules = encode(self.public_rules)
             self._rules_text = (self.public_rules, rules)
         rnd = self._pub_round
         texts = []
@@ -541,7 +538,7 @@ class Table:
             self._text = cached
         if common is None:
             common = self._common_text()
-        mine = json.dumps(self._personal(session), separators=(",", ":"))
+        mine = encode(self._personal(session))
         return f"{cached[1]},{common},{mine[1:]}"
 
     def _common(self) -> dict[str, Any]:
@@ -553,7 +550,7 @@ class Table:
         return {"deadline_ms": deadline, "players": players}
 
     def _common_text(self) -> str:
-        return json.dumps(self._common(), separators=(",", ":"))[1:-1]
+        return encode(self._common())[1:-1]
 
     def _personal(self, session: Session | None) -> dict[str, Any]:
         rnd = self.round

@@ -4,6 +4,13 @@ Each table still awaits its own write before it tells anybody what happened (wri
 effect); while one commit is on its way to the disk, the writes queued meanwhile wait and then
 go together in the next transaction (:meth:`~pontoon.store.db.Store.append_many`), so the
 number of commits (fsyncs) per second no longer limits the number of actions per second.
+
+A SQLite store opened with ``own_checkpoints`` has its write-ahead log copied back into the
+database on a second thread (:meth:`~pontoon.store.db.Store.checkpoint`, at most every
+:data:`CHECKPOINT_SECONDS` while commits come), so no commit waits for that copy. The writer
+then copies the few pages committed while it ran, before its next transaction: with every
+page copied, that transaction starts the log again from its beginning (a log is only ever
+restarted so), and the log stays short however long the writes go on.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import time
 from concurrent.futures import Executor, ThreadPoolExecutor
 
 from pontoon.store.db import Batch, Store, StoreError, Written
+
+CHECKPOINT_SECONDS = 0.5
 
 
 class GroupWriter:
@@ -28,6 +37,13 @@ class GroupWriter:
         self.batches = 0  # batches written in them
         self.seconds = 0.0  # time spent in them
         self.cpu_seconds = 0.0  # the writer's CPU in them (the rest: the disk, the GIL)
+        self.checkpoints = 0  # the log copied back (own_checkpoints)
+        self._checkpointer: ThreadPoolExecutor | None = None
+        if store.own_checkpoints and store.dialect == "sqlite":
+            self._checkpointer = ThreadPoolExecutor(1, thread_name_prefix="pontoon-checkpoint")
+        self._checkpoint: asyncio.Future[tuple[int, int] | None] | None = None
+        self._checkpointed = 0.0  # time.monotonic() of the last one begun
+        self._finish = False  # one done: the writer copies the rest before its next commit
 
     async def append(self, batch: Batch) -> Written:
         loop = asyncio.get_running_loop()
@@ -45,11 +61,38 @@ class GroupWriter:
             "batches": self.batches,
             "seconds": self.seconds,
             "cpu_seconds": self.cpu_seconds,
+            "checkpoints": self.checkpoints,
         }
+
+    def _checkpoint_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        """After a commit: the log copied back on the checkpoint thread, unless a copy is
+        under way or one began less than :data:`CHECKPOINT_SECONDS` ago."""
+        if self._checkpointer is None or self._checkpoint is not None:
+            return
+        now = time.monotonic()
+        if now - self._checkpointed < CHECKPOINT_SECONDS:
+            return
+        self._checkpointed = now
+        self._checkpoint = loop.run_in_executor(self._checkpointer, self.store.checkpoint)
+        self._checkpoint.add_done_callback(self._checkpoint_done)
+
+    def _checkpoint_done(self, done: asyncio.Future[tuple[int, int] | None]) -> None:
+        self._checkpoint = None
+        if not done.cancelled() and done.exception() is None:
+            self.checkpoints += 1  # (a failed one is tried again after the next commit)
+            self._finish = True
+
+    def close(self) -> None:
+        """Stop the checkpoint thread (a copy under way finishes)."""
+        if self._checkpointer is not None:
+            self._checkpointer.shutdown(wait=True)
 
     def _append_many(self, batches: list[Batch]) -> list[Written | StoreError]:
         start = time.thread_time()
         try:
+            if self._finish:  # a few pages: no writer to race with, the log restarts
+                self._finish = False
+                self.store.checkpoint()
             return self.store.append_many(batches)
         finally:
             self.cpu_seconds += time.thread_time() - start
@@ -69,6 +112,7 @@ class GroupWriter:
                 self.seconds += time.perf_counter() - start
                 self.commits += 1
                 self.batches += len(group)
+                self._checkpoint_soon(loop)
                 for (_, future), result in zip(group, results, strict=True):
                     if future.done():
                         continue
