@@ -79,6 +79,13 @@ def _warm(st: Stats) -> list[float]:
     return [lat for t0, lat, _, _ in st.trace if t0 - st.start >= WARM]
 
 
+def _gc_delta(before: Any, after: Any, key: str) -> list[int] | None:
+    """What the server's collector did between two ``/api/stats`` (None: not reported)."""
+    if not before or not after:
+        return None
+    return [b - a for a, b in zip(before[key], after[key], strict=True)]
+
+
 class Stats:
     def __init__(self) -> None:
         self.latencies: list[float] = []
@@ -402,6 +409,7 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("the server did not start")
                 time.sleep(0.1)
+            gc0 = httpx.get(f"{base}/api/stats", timeout=10).json().get("gc")
             try:  # the bots are cheaper on uvloop (the server uses it too, via uvicorn)
                 import uvloop
 
@@ -411,7 +419,8 @@ def main() -> None:
             st, elapsed, server_cpu, bots_cpu = asyncio.run(
                 run(base, tables, seconds, args.think / 1000, server.pid, args.accounts, args.chart)
             )
-            writes = httpx.get(f"{base}/api/stats", timeout=10).json()["store"]
+            stats = httpx.get(f"{base}/api/stats", timeout=10).json()
+            writes, gc1 = stats["store"], stats.get("gc")
             load = os.getloadavg()
         finally:
             server.terminate()
@@ -462,6 +471,9 @@ def main() -> None:
         "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
         # the writer thread's CPU in them (the rest of ms_per_commit: the disk, and the GIL)
         "cpu_ms_per_commit": round(writes["cpu_seconds"] * 1000 / max(1, writes["commits"]), 2),
+        # the server's cyclic collector while the bots played: passes by generation, freed
+        "gc_passes": _gc_delta(gc0, gc1, "collections"),
+        "gc_freed": _gc_delta(gc0, gc1, "collected"),
         "verify": "ok" if verified else "BROKEN",
         "store": url.split(":", 1)[0].split("+")[0],
         "accounts": args.accounts,

@@ -759,3 +759,23 @@ def test_a_failing_test_fails_at_once(db: Path) -> None:
 
     threading.Thread(target=run, daemon=True).start()
     assert done.wait(60), "serving did not close the sockets left open"
+
+
+def test_the_collector_runs_rarely_while_serving_and_the_stats_say_so(db: Path) -> None:
+    """While the server serves, the cyclic collector's thresholds are ``GC_THRESHOLDS`` (a
+    young pass every 700 allocations stopped the loop and the writer every few actions) and
+    ``/api/stats`` reports its passes; the process's own thresholds come back at shutdown."""
+    import gc
+
+    from pontoon.server.app import GC_THRESHOLDS
+
+    before = gc.get_threshold()
+    assert before != GC_THRESHOLDS
+    with serving(_app(db)) as c:
+        assert gc.get_threshold() == GC_THRESHOLDS
+        _seat_three(c)
+        stats = c.get("/api/stats").json()
+        assert stats["gc"]["thresholds"] == list(GC_THRESHOLDS)
+        assert len(stats["gc"]["collections"]) == len(stats["gc"]["collected"]) == 3
+        assert stats["store"]["commits"] >= 4 and "checkpoints" in stats["store"]
+    assert gc.get_threshold() == before

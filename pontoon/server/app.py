@@ -79,6 +79,13 @@ from .web import Headers, Hosts, same_origin
 
 STATIC = Path(__file__).parent / "static"
 SEEN = 64  # idempotency keys remembered per session
+# The cyclic collector's thresholds while serving (Python's default: 700, 10, 10). A young
+# collection every 700 container allocations came every few actions; each stopped the event
+# loop and the store's writer together (the GIL), and the acknowledgements waiting on them
+# came late in a bunch: the bench's p99 after its start, 50 x 3 with accounts, 24-32 ms at
+# 700 and 18-22 ms at 100,000 in alternated runs (docs/server.md). The objects a round makes
+# are freed by their reference counts; few cycles are left for the collector.
+GC_THRESHOLDS = (100_000, 20, 100)
 UNKNOWN = "unknown session token for this table"
 THROTTLED = "too many failed authentications from this address: try again later"
 MOVING = "table {} is moving to another server: try again in a moment"
@@ -579,10 +586,14 @@ def create_app(
         outbox = asyncio.create_task(hub.remote.outbox()) if hub.remote is not None else None
         tending = asyncio.create_task(hub.tenure.run()) if hub.tenure is not None else None
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
-        # cyclic collector need not scan it again and again (its pauses add to the latency).
+        # cyclic collector need not scan it again and again (its pauses add to the latency);
+        # and it runs a hundred times less often than Python's default (GC_THRESHOLDS).
         gc.collect()
         gc.freeze()
+        thresholds = gc.get_threshold()
+        gc.set_threshold(*GC_THRESHOLDS)
         yield
+        gc.set_threshold(*thresholds)
         for task in (expiry, outbox, tending):
             if task is not None:
                 task.cancel()
@@ -714,8 +725,15 @@ def create_app(
 
     @app.get("/api/stats")
     async def stats() -> dict[str, Any]:
-        """The store writer's group commits (transactions, batches, seconds) so far."""
-        return {"tables": len(hub().tables), "store": hub().writer.stats()}
+        """The store writer's group commits (transactions, batches, seconds) so far, and the
+        cyclic collector's passes and what they freed, by generation."""
+        passes = gc.get_stats()
+        collector = {
+            "thresholds": list(gc.get_threshold()),
+            "collections": [p["collections"] for p in passes],
+            "collected": [p["collected"] for p in passes],
+        }
+        return {"tables": len(hub().tables), "store": hub().writer.stats(), "gc": collector}
 
     @app.post("/api/tables/{name}/join")
     async def join(name: str, request: Request, body: JoinRequest | None = None) -> dict[str, Any]:
