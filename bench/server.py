@@ -260,9 +260,10 @@ def _counts(url: str) -> tuple[int, int]:
 
 
 def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` and its children (the
-    processes of ``--processes``; Linux)."""
-    total = 0.0
+    """CPU seconds (user + system) used so far by process ``pid`` and every process under it
+    (the processes of ``--processes``, the store's writer processes; Linux)."""
+    parent: dict[int, int] = {}
+    used: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -270,9 +271,17 @@ def _cpu(pid: int) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if entry.name == str(pid) or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        parent[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def under(p: int) -> bool:
+        while p > 1:
+            if p == pid:
+                return True
+            p = parent.get(p, 0)
+        return False
+
+    return sum(t for p, t in used.items() if under(p))
 
 
 def _own_cpu() -> float:

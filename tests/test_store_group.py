@@ -130,9 +130,15 @@ def test_a_refused_batch_is_rolled_back_alone(url: str) -> None:  # noqa: F811
         assert report.balances["t2"] == {"cashier": -10, "player:ben": 10}
 
 
-def test_the_group_writer_shares_commits_between_waiting_tables(url: str) -> None:  # noqa: F811
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_the_group_writer_shares_commits_between_waiting_tables(
+    url: str,  # noqa: F811
+    process: bool,
+) -> None:
+    """The same on the writer's thread and in the writer's process (whose CPU is counted)."""
+
     async def main(store: Store) -> GroupWriter:
-        writer = GroupWriter(store)
+        writer = GroupWriter(store, process=process)
         logs = [TableLog(store, f"g{i}") for i in range(20)]
 
         async def deposits(log: TableLog) -> None:
@@ -146,6 +152,9 @@ def test_the_group_writer_shares_commits_between_waiting_tables(url: str) -> Non
     with Store(url) as store:
         writer = asyncio.run(main(store))
         assert writer.batches == 100 and writer.commits < 100
+        assert writer.stats()["cpu_seconds"] > 0
+        writer.close()
+        assert writer.process is None or writer.process._proc is None
         report = verify(store)
         assert report.ok and all(
             report.balances[f"g{i}"]["player:ana"] == 500_000 for i in range(20)
@@ -161,7 +170,7 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
     the log starts again from its beginning, so it stays small however long the server
     writes. A log the writer kept ahead of is truncated."""
     import pontoon.store.db as db
-    import pontoon.store.group as group
+    import pontoon.store.writer as writer_module
 
     def autocheckpoint(store: Store) -> int:
         raw = store.engine.raw_connection()
@@ -182,19 +191,93 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
             log.applied(p, await writer.append(p.batch))
             await asyncio.sleep(0)  # (a checkpoint done frees the thread for the next)
 
-    monkeypatch.setattr(group, "CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr(writer_module, "CHECKPOINT_SECONDS", 0.0)
     with Store(f"sqlite:///{tmp_path / 'own.db'}", own_checkpoints=True) as store:
         assert autocheckpoint(store) == 0
         writer = GroupWriter(store)
         asyncio.run(main(store, writer))
         writer.close()
-        assert writer.checkpoints > 0
+        assert writer.stats()["checkpoints"] > 0
         # without the checkpoints the log would hold every commit's pages (> 1,200 frames)
         assert wal.stat().st_size < 300 * 4096
-        log, copied = store.checkpoint() or (0, 0)
-        assert log == copied and log < 100
         monkeypatch.setattr(db, "WAL_FRAMES", 0)
         p = TableLog(store, "t2").prepare(_deposit("ben"))
         store.append_many([p.batch])
         assert store.checkpoint() == (0, 0) and wal.stat().st_size == 0  # truncated
         assert verify(store).ok
+
+
+def test_a_writer_process_that_dies_refuses_its_write_and_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's process dies while it holds a write: that write is refused (a StoreError:
+    the table takes itself back from the store, which knows whether it was committed), and
+    the next write has a new process; one found dead before a write is replaced first."""
+    import os
+    import signal
+
+    import pontoon.store.writer as writer_module
+    from pontoon.store.db import StoreError
+
+    async def deposit(writer: GroupWriter, log: TableLog) -> None:
+        p = log.prepare(_deposit("ana"))
+        log.applied(p, await writer.append(p.batch))
+
+    with Store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        writer = GroupWriter(store, process=True)
+        log = TableLog(store, "t1")
+        asyncio.run(deposit(writer, log))
+        proc = writer.process
+        assert proc is not None and proc._proc is not None
+        first = proc._proc.pid
+        receive = writer_module._receive
+
+        def killed_first(stream: object) -> object:
+            os.kill(first, signal.SIGKILL)  # before it can answer (or commit)
+            return receive(stream)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(writer_module, "_receive", killed_first)
+        with pytest.raises(StoreError, match="writer process ended"):
+            proc.append_many([log.prepare(_deposit("ana")).batch])
+        monkeypatch.setattr(writer_module, "_receive", receive)
+        asyncio.run(deposit(writer, log))  # a new process
+        assert proc._proc is not None and proc._proc.pid != first
+        second = proc._proc.pid
+        os.kill(second, signal.SIGKILL)
+        proc._proc.wait()
+        asyncio.run(deposit(writer, log))  # found dead: replaced before the write
+        assert proc._proc.pid not in (first, second)
+        writer.close()
+        report = verify(store)
+        assert report.ok and report.balances["t1"]["player:ana"] == 300_000
+
+
+def test_the_writer_process_ends_with_its_parent_killed(tmp_path: Path) -> None:
+    """A server killed with SIGKILL leaves no writer behind to commit after it (Linux)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import sys, time\n"
+        "from pontoon.store.db import Store\n"
+        "from pontoon.store.writer import WriterProcess\n"
+        f"w = WriterProcess('sqlite:///{tmp_path / 's.db'}', None)\n"
+        "print(w._proc.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    Store(f"sqlite:///{tmp_path / 's.db'}").close()
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists():
+        stat = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        if stat[0] == "Z":  # ended (a zombie until init reaps it)
+            break
+        assert time.monotonic() < deadline, "the writer outlived its parent"
+        time.sleep(0.05)

@@ -111,9 +111,10 @@ class Hub:
         accounts: Accounts | None = None,
         operator: OperatorConfig | None = None,
         leasing: Leasing | None = None,
+        writer_process: bool = False,
     ) -> None:
         self.store = store
-        self.writer = GroupWriter(store)
+        self.writer = GroupWriter(store, process=writer_process)
         self.accounts = accounts
         self.wallets: dict[str, int] | None = {} if accounts is not None else None
         self.remote = None
@@ -554,6 +555,7 @@ def create_app(
     operator: OperatorConfig | None = None,
     welcome: int = 0,
     leasing: Leasing | None = None,
+    writer_process: bool = False,
 ) -> FastAPI:
     """The application for ``tables`` recorded in the store at ``store_url``. ``api_docs``:
     serve FastAPI's ``/docs``, ``/redoc`` and ``/openapi.json`` (off unless asked for).
@@ -565,7 +567,8 @@ def create_app(
     ``operator``: the players' wallets are an operator's, who launches its players with a
     token (:mod:`pontoon.server.operator`; accounts mode with it). ``leasing``: this process
     is one of several on the store, serving the tables it holds by lease
-    (:mod:`pontoon.server.tenure`)."""
+    (:mod:`pontoon.server.tenure`). ``writer_process``: the store's commits are made by a
+    process of its own (:class:`pontoon.store.writer.WriterProcess`), not a thread."""
     accounts = accounts or operator is not None
     token = supervisor_token or secrets.token_urlsafe(24)
     state: dict[str, Any] = {}
@@ -574,7 +577,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store(store_url, shoe_keys, own_checkpoints=True)
         people = Accounts(store, hasher(password_strength)) if accounts else None
-        hub = Hub(store, tables, token, limits, people, operator, leasing)
+        hub = Hub(store, tables, token, limits, people, operator, leasing, writer_process)
         state["hub"] = hub
         if people is not None:
             assert hub.wallets is not None

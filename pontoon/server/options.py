@@ -126,6 +126,13 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="run N processes on this host, one store, the tables spread by lease (default 1)",
     )
+    p.add_argument(
+        "--writer",
+        choices=("process", "thread"),
+        default="process",
+        help="the store's commits made by a process of its own (default: the tables do not "
+        "share the interpreter with them) or by a thread of the server",
+    )
     p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a --processes child's
     p.add_argument(
         "--advertise",

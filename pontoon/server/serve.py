@@ -237,6 +237,7 @@ def serve(args: argparse.Namespace) -> int:
         operator=operator,
         welcome=_welcome(args),
         leasing=leasing,
+        writer_process=args.writer == "process",
     )
     print(f"Pontoon table server: http://{url_host(args.host)}:{args.port}/", flush=True)
     if leasing is not None:

@@ -253,6 +253,7 @@ class Store:
         # fsync of the whole database: 60-140 ms under the server's load, against ~5)
         self.own_checkpoints = own_checkpoints
         self._shoe_keys = shoe_keys
+        self.keys_given = shoe_keys  # (None: loaded when first needed, here or in a writer's)
         self._sealed: dict[str, tuple[str, str]] = {}  # table -> (its last shoe, sealed)
         if must_exist:
             _check_exists(url)
