@@ -29,11 +29,13 @@ wallets against the ledger too.
 ``--processes N`` serves with ``pontoon serve --processes N`` (the tables spread by lease, a
 request for another process's table passed on to it); ``--db URL`` serves from that store (an
 empty PostgreSQL database, say) instead of a temporary SQLite file. The server's CPU is that of
-all its processes; the group-commit figures are one process's.
+all its processes (its store writers' processes too); the group-commit figures are one
+process's. ``--writer thread`` serves with the store's commits on a thread of the server
+(``pontoon serve --writer``; its default is a process of their own).
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
-     [--accounts] [--chart] [--keep PATH] [--processes N] [--db URL]
+     [--accounts] [--chart] [--keep PATH] [--processes N] [--db URL] [--writer KIND]
 """
 
 from __future__ import annotations
@@ -358,6 +360,9 @@ def main() -> None:
     )
     parser.add_argument("--deflate", action="store_true", help="serve with --deflate")
     parser.add_argument(
+        "--writer", choices=("process", "thread"), help="serve with --writer (default: its own)"
+    )
+    parser.add_argument(
         "--accounts", action="store_true", help="accounts mode: bots log in, wallets pay"
     )
     parser.add_argument(
@@ -398,6 +403,8 @@ def main() -> None:
             cmd += ["--table", f"t{t}"]
         if args.deflate:
             cmd.append("--deflate")
+        if args.writer:
+            cmd += ["--writer", args.writer]
         if args.processes > 1:
             cmd += ["--processes", str(args.processes)]
         if args.accounts:
@@ -471,6 +478,7 @@ def main() -> None:
         "refused": st.refused,
         "think_ms": args.think,
         "deflate": args.deflate,
+        "writer": args.writer or "default",
         "server_cpu_ms_per_action": round(server_cpu * 1000 / max(1, len(st.latencies)), 3),
         "bots_cpu_ms_per_action": round(bots_cpu * 1000 / max(1, len(st.latencies)), 3),
         "server_cpu_share": round(server_cpu / elapsed, 2),

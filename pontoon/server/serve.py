@@ -258,9 +258,10 @@ def serve(args: argparse.Namespace) -> int:
         ws_max_size=65536,
         ws_per_message_deflate=bool(getattr(args, "deflate", False)),
     )
-    # The store's writer thread lets go of the GIL for each statement and its commit and needs
-    # it back at once: with the default 5 ms switch interval a busy event loop would make
-    # every group commit wait several times (1 ms: twice the actions/s, a third the latency).
+    # A thread that lets go of the GIL for each statement and its commit (the store's writer
+    # under --writer thread, the logins' and sessions' threads) needs it back at once: with the
+    # default 5 ms switch interval a busy event loop would make every group commit on a thread
+    # wait several times (1 ms: twice the actions/s, a third the latency).
     sys.setswitchinterval(0.001)
     uvicorn.Server(config).run(sockets=sockets)
     return 0
