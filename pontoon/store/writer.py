@@ -176,7 +176,7 @@ def _die_with(parent: int) -> None:
     except (OSError, AttributeError):
         pass
     if os.getppid() != parent:  # it ended before the line above
-        os._exit(0)
+        sys.exit(0)
 
 
 def _serve(parent: int) -> None:

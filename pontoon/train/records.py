@@ -8,7 +8,7 @@ session to the next, and from SQLite to PostgreSQL with the records.
 
 from __future__ import annotations
 
-import time
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from pontoon.train.schedule import Schedule
@@ -16,8 +16,9 @@ from pontoon.train.strategy import Decision
 
 
 def session_stamp() -> str:
-    """A drill session's name: when it began (UTC)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """A drill session's name: when it began (UTC, to the microsecond: two sessions begun
+    in one second are two sessions)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 DRILLS = ("strategy", "count", "dealer")
