@@ -281,3 +281,11 @@ def test_the_writer_process_ends_with_its_parent_killed(tmp_path: Path) -> None:
             break
         assert time.monotonic() < deadline, "the writer outlived its parent"
         time.sleep(0.05)
+
+
+def test_a_writer_process_that_cannot_open_the_store_says_why(tmp_path: Path) -> None:
+    from pontoon.store.db import StoreError
+    from pontoon.store.writer import WriterProcess
+
+    with pytest.raises(StoreError, match="writer cannot open it"):
+        WriterProcess(f"sqlite:///{tmp_path / 'no' / 'such' / 'dir.db'}", None)

@@ -93,7 +93,7 @@ class WriterProcess:
         self.cpu_seconds = 0.0  # the child's CPU in its commits
         self.checkpoints = 0  # its log's copies
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # one write at a time; close waits for it
         self._start()  # (from the thread that makes it: a child killed with its parent
         # thread on Linux is killed when that thread ends, so make it on the main thread)
 
@@ -104,11 +104,15 @@ class WriterProcess:
             stdout=subprocess.PIPE,
         )
         assert proc.stdin is not None and proc.stdout is not None
-        _send(proc.stdin, (self.url, self.shoe_keys))  # (not on its command line: a password)
         self._proc = proc
-        ready = _receive(proc.stdout)
+        try:
+            _send(proc.stdin, (self.url, self.shoe_keys))  # (not on its command line: a password)
+            ready = _receive(proc.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError) as exc:
+            self._stop()
+            raise StoreError(f"the store's writer process did not start ({exc})") from None
         if isinstance(ready, BaseException):
-            self.close()
+            self._stop()
             raise ready
 
     def append_many(self, batches: list[Batch]) -> Results:
@@ -116,7 +120,7 @@ class WriterProcess:
         gone: :class:`StoreError` (and a new child for the next call)."""
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
-                self.close()
+                self._stop()
                 self._start()
             proc = self._proc
             assert proc is not None and proc.stdin is not None and proc.stdout is not None
@@ -124,7 +128,7 @@ class WriterProcess:
                 _send(proc.stdin, batches)
                 answer = _receive(proc.stdout)
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
-                self.close()
+                self._stop()
                 raise StoreError(f"the store's writer process ended ({exc}): try again") from None
             if isinstance(answer, BaseException):
                 raise answer
@@ -133,7 +137,12 @@ class WriterProcess:
             return list(results)
 
     def close(self) -> None:
-        """The child ends (its input closed; killed if it does not within 10 s)."""
+        """The child ends once the write under way (if any) is answered: its input closed,
+        killed if it does not end within 10 s."""
+        with self._lock:
+            self._stop()
+
+    def _stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None:
             return
