@@ -94,19 +94,26 @@ class WriterProcess:
         self.checkpoints = 0  # its log's copies
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.RLock()  # one write at a time; close waits for it
+        self._ready = False  # the child said it opened the store
         self._start()  # (from the thread that makes it: a child killed with its parent
         # thread on Linux is killed when that thread ends, so make it on the main thread)
 
     def _start(self) -> None:
+        """Start the child (its answer that it opened the store is read at the first write:
+        a server does not wait for it at start-up)."""
         proc = subprocess.Popen(
             [sys.executable, "-m", "pontoon.store.writer", str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        assert proc.stdin is not None and proc.stdout is not None
-        self._proc = proc
+        assert proc.stdin is not None
+        self._proc, self._ready = proc, False
+        with suppress(OSError):  # (a child already gone is found at the first write)
+            _send(proc.stdin, (self.url, self.shoe_keys))  # (not on its command line)
+
+    def _await_ready(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
         try:
-            _send(proc.stdin, (self.url, self.shoe_keys))  # (not on its command line: a password)
             ready = _receive(proc.stdout)
         except (OSError, EOFError, pickle.UnpicklingError) as exc:
             self._stop()
@@ -114,6 +121,7 @@ class WriterProcess:
         if isinstance(ready, BaseException):
             self._stop()
             raise ready
+        self._ready = True
 
     def append_many(self, batches: list[Batch]) -> Results:
         """The group written by the child, as the store's ``append_many`` answers; the child
@@ -124,6 +132,8 @@ class WriterProcess:
                 self._start()
             proc = self._proc
             assert proc is not None and proc.stdin is not None and proc.stdout is not None
+            if not self._ready:
+                self._await_ready(proc)
             try:
                 _send(proc.stdin, batches)
                 answer = _receive(proc.stdout)
