@@ -337,14 +337,14 @@ class Store:
         if self.dialect != "sqlite":
             return None
         raw = self.engine.raw_connection()
+        cur = raw.cursor()
         try:
-            cur = raw.cursor()
             _, log, copied = cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             if log > WAL_FRAMES:
                 _, log, copied = cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            cur.close()
             return int(log), int(copied)
         finally:
+            cur.close()
             raw.close()
 
     # ------------------------------------------------------------------ schema

@@ -41,7 +41,7 @@ Results = list[Written | StoreError]
 
 class Checkpoints:
     """The log of ``store`` (SQLite, ``own_checkpoints``) copied back beside its one writer,
-    which calls :meth:`before` and :meth:`after` around each commit. Other stores: nothing."""
+    which writes through :meth:`append_many`. Other stores: their ``append_many`` alone."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -53,16 +53,20 @@ class Checkpoints:
         self._began = 0.0  # time.monotonic() of the last copy begun
         self._finish = False  # a copy is done: the writer copies the rest
 
-    def before(self) -> None:
-        """Before a commit: the pages committed while the last copy ran (a few: no writer to
-        race with, so the log restarts at this commit)."""
+    def append_many(self, batches: list[Batch]) -> Results:
+        """The store's ``append_many``; before it, the pages committed while the last copy
+        ran (a few: no writer to race with, so the log restarts at this commit); after it, a
+        new copy begun on the checkpoint thread if one is due."""
         if self._finish:
             self._finish = False
             self.store.checkpoint()
+        results = self.store.append_many(batches)
+        self._begin()
+        return results
 
-    def after(self) -> None:
-        """After a commit: a copy begun on the checkpoint thread, unless one is under way or
-        began less than :data:`CHECKPOINT_SECONDS` ago."""
+    def _begin(self) -> None:
+        """A copy begun on the checkpoint thread, unless one is under way or began less than
+        :data:`CHECKPOINT_SECONDS` ago."""
         if self._pool is None or self._running is not None:
             return
         now = time.monotonic()
@@ -220,9 +224,7 @@ def _serve(parent: int) -> None:
                 break
             start = time.thread_time()
             try:
-                checkpoints.before()
-                results = store.append_many(batches)
-                checkpoints.after()
+                results = checkpoints.append_many(batches)
                 answer: Any = (results, time.thread_time() - start, checkpoints.done)
             except Exception as exc:  # (a key that does not open a shoe, say)
                 answer = exc
