@@ -486,7 +486,7 @@ def main() -> None:
         "store_commits": writes["commits"],  # (with --processes: one process's)
         "writes_per_commit": round(writes["batches"] / max(1, writes["commits"]), 2),
         "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
-        # the writer thread's CPU in them (the rest of ms_per_commit: the disk, and the GIL)
+        # the writer's CPU in them, its thread's or its process's (the rest: the disk, the GIL)
         "cpu_ms_per_commit": round(writes["cpu_seconds"] * 1000 / max(1, writes["commits"]), 2),
         # the server's cyclic collector while the bots played: passes by generation, freed
         "gc_passes": _gc_delta(gc0, gc1, "collections"),
