@@ -139,7 +139,7 @@ def test_the_compiled_loops_are_built() -> None:
     falls back to numpy and runs at a fraction of the speed, silently."""
     from pontoon.analysis import compiled
 
-    loops = (compiled.dealer_trie, compiled.walk_sums, compiled.add_endings)
+    loops = (compiled.dealer_trie, compiled.walk_sums, compiled.add_endings, compiled.forward_step)
     assert all(loop is not None for loop in loops)
 
 

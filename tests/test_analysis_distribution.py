@@ -381,18 +381,23 @@ def test_split_boxes_summed_on_a_lattice_or_keyed_agree(monkeypatch: pytest.Monk
     np.testing.assert_allclose(dense.probs, keyed.probs, rtol=0, atol=1e-15)
 
 
-@pytest.mark.parametrize("preset", ["nz-pontoon", "classic-blackjack"])
-def test_endings_recorded_by_the_compiled_loop_or_numpy_agree(
-    preset: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "preset", ["nz-pontoon", "nz-blackjack", "classic-blackjack", "spanish-21"]
+)
+@pytest.mark.parametrize("infinite", [False, True])
+def test_the_forward_pass_compiled_or_by_numpy_agree(
+    preset: str, infinite: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The forward pass records its endings by the compiled loop (built by the install) or,
-    without it, by numpy's weighted count: the same distribution to a few roundings."""
+    """The forward pass steps its hands by the compiled loops (built by the install) or,
+    without them, by numpy's weighted counts: the same distribution to a few roundings,
+    finite and infinite shoes."""
     from pontoon.analysis import compiled
 
-    assert compiled.add_endings is not None  # the install built it
-    rep = analyze(load_rules(preset, {"decks": 1}), "composition")
+    assert compiled.add_endings is not None and compiled.forward_step is not None
+    rep = analyze(load_rules(preset, {"decks": 1}), "composition", infinite=infinite)
     added = round_distribution(rep).dist
     monkeypatch.setattr(compiled, "add_endings", None)
+    monkeypatch.setattr(compiled, "forward_step", None)
     counted = round_distribution(rep).dist
     assert added.keys.tolist() == counted.keys.tolist()
     np.testing.assert_allclose(added.probs, counted.probs, rtol=0, atol=1e-15)

@@ -218,24 +218,28 @@ def test_a_split_on_a_shoe_of_fractional_cards_has_every_context_it_reaches() ->
         ("nz-pontoon", {"decks": 1}),
         ("classic-blackjack", {"decks": 1}),
         ("classic-blackjack", {"decks": 2, "dealer_peeks": True, "surrender": "late"}),
+        ("classic-blackjack", {"infinite": True}),
     ],
 )
 def test_the_walks_compiled_sums_equal_numpys(
     preset: str, knobs: dict[str, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The backward walk's sums (standing, what each card brings, the busting cards) by the
+    """The backward walk's sums (standing, what each card brings, the wager lost to a
+    busting card, in the peek game each card's chance of no dealer pontoon after it) by the
     compiled loop the install builds, or by numpy's einsums: the same values to a few
-    roundings, so the same choices and the same expected value."""
+    roundings, so the same choices and the same expected value; finite and infinite shoes."""
     import numpy as np
 
     from pontoon.analysis import compiled
     from pontoon.analysis.report import Report, analyze
 
     assert compiled.walk_sums is not None  # the install built it
+    knobs = dict(knobs)
+    infinite = bool(knobs.pop("infinite", False))
     rules = load_rules(preset, knobs)
-    fast = analyze(rules, "composition")
+    fast = analyze(rules, "composition", infinite=infinite)
     monkeypatch.setattr(compiled, "walk_sums", None)
-    slow = analyze(rules, "composition")
+    slow = analyze(rules, "composition", infinite=infinite)
     assert fast.ev == pytest.approx(slow.ev, abs=1e-14)
     assert [row["play"] for row in fast.table] == [row["play"] for row in slow.table]
     cells = ("stand", "hit", "double", "surrender", "split")

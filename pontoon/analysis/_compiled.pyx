@@ -10,8 +10,10 @@ block, gathered from its parent's: memory-bound); here the shoes' draw factors a
 into the seven outcomes. A draw's factor multiplies by ``1 / (N - j)`` where numpy divides
 by ``N - j``, and the sums over hands go in another order (numpy's matrix product): the
 results differ from numpy's by a few roundings (the tests hold them to 1e-14).
-``walk_sums`` and ``add_endings``: a step of the backward walk and the forward pass's
-record of endings, each reading in place what numpy gathers into a copy first.
+``walk_sums``, ``forward_step`` and ``add_endings``: a step of the backward walk, a step of
+the forward pass (every ending its hands record and every card's flow to the next hands), and
+the forward pass's record of a few endings, each reading in place what numpy gathers into a
+copy first.
 """
 
 from libc.stdint cimport int64_t
@@ -62,6 +64,13 @@ cdef extern from *:
 
 cdef enum:
     LANES = 4  # shoes walked side by side (one vector of the C helpers above)
+    UPS = 10  # the dealer's first cards
+    OUTCOMES = 7  # the dealer's outcomes
+    CELLS = 70  # a context's (up, outcome) cells of one ending
+    STAND = 0  # the action columns (pontoon.analysis.values)
+    HIT = 1
+    DOUBLE = 2
+    SURRENDER = 3
 
 
 def dealer_trie(
@@ -211,23 +220,32 @@ def walk_sums(
     const double[:, ::1] coef1,
     const double[:, ::1] coef2,
     const int64_t[::1] idx,
-    const double[:, :, ::1] nxt,
+    const double[:, ::1] left,
+    bint infinite,
+    bint peek,
+    const double[:, ::1] arrive_f,
     const double[:, :, ::1] arrive,
     const int64_t[:, ::1] kids,
     double[:, ::1] stand1,
     double[:, ::1] stand2,
     double[:, :, ::1] came,
-    double[:, ::1] busted,
+    double[:, ::1] lost,
 ):
     """A step of :class:`pontoon.analysis.walk._Walk` for rows ``k``, up cards ``u``:
     ``stand[k, u] = sum_o tab[k, u, o] * coef[idx[k], o]`` (both stakes); and where the
-    hand may draw (``kids`` given, else ``came`` and ``busted`` are left alone),
-    ``came[k, x, u] = sum_c nxt[k, u, c] * arrive[kids[k, c], x, u]`` (``kids[k, c] < 0``:
-    card ``c`` busts the hand) and ``busted[k, u]`` the chance of a busting card; numpy
-    gathers ``arrive[kids]`` (k, 10, 4, 10) to do the same."""
-    cdef Py_ssize_t k, u, o, c, x, kid
+    hand may draw (``kids`` given, else ``came`` and ``lost`` are left alone), with the next
+    card's chances ``p[c]`` from the cards ``left[k]`` less the dealer's first
+    (:meth:`pontoon.analysis.game.Game.offer`): ``came[k, x, u] = sum_c p[c] *
+    arrive[kids[k, c], x, u]`` (``kids[k, c] < 0``: card ``c`` busts the hand) and
+    ``lost[k, u]`` the wager lost to a busting card: its chance times ``arrive_f[k, u]``
+    (the weight of a settlement now), or, in the ``peek`` game against a first ace or ten,
+    each busting card's chance times that of no dealer pontoon once it is drawn
+    (:meth:`pontoon.analysis.game.Game.naturals_after_draw`). Numpy gathers
+    ``arrive[kids]`` (k, 10, 4, 10) to do the same."""
+    cdef Py_ssize_t k, u, o, c, x, kid, nat
     cdef Py_ssize_t ups = tab.shape[1], outcomes = tab.shape[2], channels = arrive.shape[1]
-    cdef double s1, s2, p, b
+    cdef double s1, s2, p, b, size, ten
+    cdef double rem[UPS]
     cdef bint draws = kids.shape[0] > 0
     with nogil:
         for k in range(tab.shape[0]):
@@ -245,13 +263,130 @@ def walk_sums(
                 for u in range(ups):
                     came[k, x, u] = 0.0
             for u in range(ups):
+                size = 0.0
+                for c in range(UPS):  # the cards left once the dealer's first is out
+                    rem[c] = left[k, c] - (1.0 if c == u and not infinite else 0.0)
+                    rem[c] = rem[c] if rem[c] > 0.0 else 0.0
+                    size = size + rem[c]
+                nat = -1  # the card that makes the dealer's first a pontoon
+                if peek and not infinite and (u == 0 or u == UPS - 1):
+                    nat = UPS - 1 if u == 0 else 0
                 b = 0.0
-                for c in range(nxt.shape[2]):
-                    p = nxt[k, u, c]
+                for c in range(UPS):
+                    p = rem[c] / size if size > 0.0 else 0.0
                     kid = kids[k, c]
                     if kid < 0:
-                        b = b + p
+                        if nat < 0:
+                            b = b + p
+                        elif size > 1.0:  # no pontoon, the card drawn out of the shoe
+                            ten = rem[nat] - (1.0 if c == nat else 0.0)
+                            b = b + p * (1.0 - ten / (size - 1.0))
+                        else:
+                            b = b + p
                     else:
                         for x in range(channels):
                             came[k, x, u] = came[k, x, u] + p * arrive[kid, x, u]
-                busted[k, u] = b
+                lost[k, u] = b * arrive_f[k, u] if nat < 0 else b
+
+
+def forward_step(
+    const int64_t[::1] rows,
+    const int64_t[::1] ctx,
+    const double[:, :, ::1] tab,
+    const double[:, ::1] left,
+    bint infinite,
+    const int64_t[:, ::1] choice,
+    const int64_t[::1] node,
+    const double[:, :, :, ::1] masses,
+    const int64_t[:, ::1] kidrow,
+    const int64_t[:, ::1] ev_stand,
+    const int64_t[:, ::1] ev_double,
+    const unsigned char[:, ::1] rescued,
+    const int64_t[::1] ev_surrender,
+    int64_t bust1,
+    int64_t bust2,
+    int64_t rescue,
+    Py_ssize_t cells,
+    double[:, :, ::1] hit_in,
+    double[:, :, ::1] by_hit,
+    double[:, :, ::1] dbl_in,
+    double[:, :, ::1] by_dbl,
+    double[:, ::1] joint,
+):
+    """A step of :class:`pontoon.analysis.reach.Forward` for hands ``k`` (rows ``rows[k]`` of
+    the flow arrays ``hit_in``, ``by_hit``, ``dbl_in``, ``by_dbl``, context ``ctx[k]``)
+    against first cards ``u``, ``joint[ch, e * cells + ctx * 70 + u * 7 + o]`` recording
+    each ending ``e``'s mass times the dealer's table ``tab[k, u, o]``: the children's share
+    of a bust taken back (``by_hit``, ``by_dbl``); the doubled hands arriving, settled
+    (``ev_double``, or ``rescue`` where ``rescued``); the hands arriving by a hit playing
+    ``choice[k, u]`` (or, a pattern node, as ``masses[node[k], u, action]`` share them):
+    standing (``ev_stand``), surrendering (``ev_surrender``), or hitting or doubling, all of
+    it recorded as a bust where a card may bust the hand (``kidrow[k, c] == -1``), and each
+    child's share (``kidrow[k, c] >= 0``) flowing on to its row, to be taken back there
+    (``kidrow[k, c] == -2``: settled elsewhere). The next card comes from the cards
+    ``left[k]`` less the dealer's first (:meth:`pontoon.analysis.game.Game.offer`)."""
+    cdef Py_ssize_t k, u, o, ch, c, r, at, kid, a
+    cdef Py_ssize_t channels = joint.shape[0]
+    cdef double t, size, m
+    cdef bint busts, live
+    cdef double nxt[UPS]
+    cdef double mass[4][2]
+    if channels > 2:
+        raise ValueError("at most two channels")
+    with nogil:
+        for k in range(rows.shape[0]):
+            r = rows[k]
+            for u in range(UPS):
+                live = False
+                for ch in range(channels):
+                    live = live or hit_in[r, u, ch] != 0.0 or by_hit[r, u, ch] != 0.0
+                    live = live or dbl_in[r, u, ch] != 0.0 or by_dbl[r, u, ch] != 0.0
+                if not live:
+                    continue
+                at = ctx[k] * CELLS + u * OUTCOMES
+                for a in range(4):
+                    for ch in range(channels):
+                        if node[k] >= 0:
+                            mass[a][ch] = masses[node[k], u, a, ch]
+                        else:
+                            mass[a][ch] = hit_in[r, u, ch] if choice[k, u] == a else 0.0
+                for o in range(OUTCOMES):
+                    t = tab[k, u, o]
+                    for ch in range(channels):
+                        joint[ch, bust1 * cells + at + o] -= by_hit[r, u, ch] * t
+                        joint[ch, bust2 * cells + at + o] -= by_dbl[r, u, ch] * t
+                        joint[ch, (rescue if rescued[k, u] else ev_double[k, o]) * cells + at + o] += (
+                            dbl_in[r, u, ch] * t
+                        )
+                        joint[ch, ev_stand[k, o] * cells + at + o] += mass[STAND][ch] * t
+                        joint[ch, ev_surrender[o] * cells + at + o] += mass[SURRENDER][ch] * t
+                m = 0.0
+                for ch in range(channels):
+                    m = m + mass[HIT][ch] + mass[DOUBLE][ch]
+                if m == 0.0:
+                    continue
+                size = 0.0
+                for c in range(UPS):  # the next card's chances
+                    nxt[c] = left[k, c] - (1.0 if c == u and not infinite else 0.0)
+                    nxt[c] = nxt[c] if nxt[c] > 0.0 else 0.0
+                    size = size + nxt[c]
+                busts = False
+                for c in range(UPS):
+                    nxt[c] = nxt[c] / size if size > 0.0 else 0.0
+                    busts = busts or (kidrow[k, c] == -1 and nxt[c] > 0.0)
+                if busts:
+                    for o in range(OUTCOMES):
+                        t = tab[k, u, o]
+                        for ch in range(channels):
+                            joint[ch, bust1 * cells + at + o] += mass[HIT][ch] * t
+                            joint[ch, bust2 * cells + at + o] += mass[DOUBLE][ch] * t
+                for c in range(UPS):
+                    kid = kidrow[k, c]
+                    if kid < 0:
+                        continue
+                    for ch in range(channels):
+                        hit_in[kid, u, ch] += mass[HIT][ch] * nxt[c]
+                        dbl_in[kid, u, ch] += mass[DOUBLE][ch] * nxt[c]
+                        if busts:
+                            by_hit[kid, u, ch] += mass[HIT][ch] * nxt[c]
+                            by_dbl[kid, u, ch] += mass[DOUBLE][ch] * nxt[c]

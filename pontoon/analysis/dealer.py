@@ -347,8 +347,17 @@ class DealerCache:
                 one = dealer_tables(self.hits_soft_17, self.counts[None], infinite=True)
                 self._append(np.zeros(1, dtype=np.int64), one)
             return np.broadcast_to(self._blocks[0][0], (len(removed), 10, len(OUTCOMES)))
+        return self.at(self.ids(removed))
+
+    def ids(self, removed: Floats | Ints) -> Ints:
+        """The places of the tables of ``removed`` (worked out if not yet known), for
+        :meth:`at`: they stay while the tables are kept (:meth:`release`). Finite shoes."""
         pos = self.fill(removed)  # (before reading _rows: filling replaces it)
-        rows = self._rows[pos]
+        return self._rows[pos]
+
+    def at(self, rows: Ints) -> Floats:
+        """The tables at places ``rows`` (:meth:`ids`): (len(rows), 10 first cards,
+        outcomes)."""
         block = np.searchsorted(self._starts, rows, side="right") - 1
         if len(rows) and block.min() == block.max():
             b = int(block[0])

@@ -66,9 +66,10 @@ class Forward:
             self.at[q, idx] = np.arange(bounds[q], bounds[q + 1])
         offsets = np.array([ctx.offset() for ctx, _ in self.plays], dtype=np.int64)
         self.removed = c.matrix[self.comp] + offsets[self.ctx_of]
+        self.ids = None if game.infinite else game.dealer.ids(self.removed)  # (tables')
         self.choice = np.concatenate(
             [values_at(v, "choice", idx) for (_, v), idx in zip(self.plays, self.ins, strict=True)]
-        )
+        ).astype(np.int64)  # (a slim split hand's are narrower)
         self.rescued = np.concatenate(
             [values_at(v, "rescued", idx) for (_, v), idx in zip(self.plays, self.ins, strict=True)]
         )
@@ -91,9 +92,8 @@ class Forward:
             return
         uo = UO if ups is None else UO[ups]
         flat = np.asarray(ev) * self._cells + q[:, None, None] * 70 + uo[None]
-        size = len(self.ends) * self._cells
-        if size > self._j.shape[1]:
-            self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
+        self._grow()
+        size = self._j.shape[1]
         loop = compiled.add_endings
         if loop is not None:  # (the same sums, in place)
             shape = tab.shape
@@ -109,6 +109,12 @@ class Forward:
             w = mass[:, :, None, ch] * tab
             self._j[ch] += np.bincount(flat, weights=w.ravel(), minlength=size)
 
+    def _grow(self) -> None:
+        """Room in the joint for every ending known (a suit's may have been added)."""
+        size = len(self.ends) * self._cells
+        if size > self._j.shape[1]:
+            self._j = np.pad(self._j, [(0, 0), (0, size - self._j.shape[1])])
+
     def joints(self) -> list[Floats]:
         """Each context's (C, 10 up, 7 outcome, endings): what has been recorded (a bust's
         share taken as a difference is exact but for rounding, which is cut at zero)."""
@@ -118,7 +124,8 @@ class Forward:
     def tables(self, rows: Ints) -> Floats:
         """The dealer's tables for ``rows`` (k, 10 up, 7), the pontoon column left out in
         the peek game."""
-        tab: Floats = self.game.dealer.tables(self.removed[rows])
+        d = self.game.dealer
+        tab: Floats = d.tables(self.removed[rows]) if self.ids is None else d.at(self.ids[rows])
         if self.game.peek:
             tab = tab.copy()
             tab[..., NATURAL] = 0.0
@@ -158,52 +165,79 @@ class Forward:
 
     def _step(self, rows: Ints) -> None:
         """Settle the hands of ``rows`` (one hard total): those arriving by a double, the 21s,
-        and each action the others take; a hit's mass goes on to the children."""
+        and each action the others take; a hit's mass goes on to the children. The step's
+        facts are gathered here; :meth:`_settle` (or its compiled twin) does the sums."""
         g, c, e = self.game, self.game.comps, self.ends
         comp, q = self.comp[rows], self.ctx_of[rows]
         tab = self.tables(rows)
-        reach = self.hit_in[rows]
-        self.emit(q, -self.by_hit[rows], tab, e.bust[0])  # the children's share of a bust
-        dbl_in = self.dbl_in[rows]
-        if dbl_in.any():
-            ev: Ints = np.broadcast_to(e.stand2[comp][:, None, :], (len(rows), 10, 7)).copy()
-            ev = np.where(self.rescued[rows][:, :, None], e.rescue, ev)
-            if g.rules.player_21_wins:  # 9.2: paid at once
-                at = c.total[comp] == 21
-                ev[at] = e.paid2[comp[at]][:, None, None]
-            self.emit(q, dbl_in, tab, ev)
-            self.emit(q, -self.by_dbl[rows], tab, e.bust[1])
-        at21 = c.total[comp] == 21
-        if at21.any():
-            if g.rules.player_21_wins:  # 9.2: paid at once
-                ev = np.broadcast_to(e.paid1[comp[at21]][:, None, None], (int(at21.sum()), 10, 7))
-            else:
-                ev = e.stand1[comp[at21]][:, None, :]
-            self.emit(q[at21], reach[at21], tab[at21], ev)
-        play = np.flatnonzero(~at21)
-        if not play.size:
-            return
-        rows, comp, q, tab, reach = rows[play], comp[play], q[play], tab[play], reach[play]
-        ch = self.choice[rows]
-        masses = {a: reach * (ch == a)[..., None] for a in (STAND, HIT, DOUBLE, SURRENDER)}
+        at21 = c.total[comp] == 21  # a 21 stands (or is paid at once: 9.2)
+        choice = np.where(at21[:, None], STAND, self.choice[rows])
+        ev_stand, ev_double = e.stand1[comp], e.stand2[comp]
+        rescued = self.rescued[rows]
+        if g.rules.player_21_wins:  # 9.2: paid at once
+            ev_stand[at21] = e.paid1[comp[at21]][:, None]
+            ev_double[at21] = e.paid2[comp[at21]][:, None]
+            rescued = rescued & ~at21[:, None]
         kids = c.child[comp]
-        ok = kids >= 0
-        nxt = g.offer(self.removed[rows], tab)[0]
-        busts = ((nxt * ~ok[:, None, :]).sum(axis=-1) > 0)[..., None]  # a card may bust it
+        kidrow = np.where(kids >= 0, self.at[q[:, None], np.maximum(kids, 0)], -1)
+        node = np.full(len(rows), -1, dtype=np.int64)  # a pattern node's masses
+        masses: list[Floats] = []
         for j in [j for j, r in enumerate(rows.tolist()) if r in self.nodes]:
             i, hand, third = self.nodes[int(rows[j])]
-            self._pattern(int(q[j]), i, hand, third, reach[j], masses, j, busts[j, :, 0])
-            ok[j, third - 1] = False  # the completing card is settled by its suit
-        self.emit(q, masses[STAND], tab, e.stand1[comp][:, None, :])
-        self.emit(q, masses[SURRENDER], tab, e.surrender[None, None, :])
-        hit, dbl = masses[HIT], masses[DOUBLE]
+            nxt = g.offer(self.removed[rows[j : j + 1]], tab[j : j + 1])[0][0]
+            busts = (nxt * (kids[j] < 0)).sum(axis=-1) > 0  # a card may bust it
+            node[j] = len(masses)
+            masses.append(self._pattern(int(q[j]), i, hand, third, self.hit_in[rows[j]], busts))
+            kidrow[j, third - 1] = -2  # the completing card is settled by its suit
+        self._grow()
+        shares = np.array(masses).reshape(-1, 10, 4, self.channels)
+        loop = compiled.forward_step
+        if loop is None:
+            nxt = g.offer(self.removed[rows], tab)[0]
+            self._settle(
+                rows, q, tab, nxt, choice, node, shares, kidrow, ev_stand, ev_double, rescued
+            )
+            return
+        left = g.shoe.remaining(self.removed[rows].astype(np.float64))
+        facts = (rows, q, np.ascontiguousarray(tab), left, g.infinite, choice, node, shares)
+        ends = (kidrow, ev_stand, ev_double, rescued.view(np.uint8), e.surrender, *e.bust, e.rescue)
+        flows = self.hit_in, self.by_hit, self.dbl_in, self.by_dbl
+        loop(*facts, *ends, self._cells, *flows, self._j)
+
+    def _settle(
+        self,
+        rows: Ints,
+        q: Ints,
+        tab: Floats,
+        nxt: Floats,
+        choice: Ints,
+        node: Ints,
+        shares: Floats,
+        kidrow: Ints,
+        ev_stand: Ints,
+        ev_double: Ints,
+        rescued: np.ndarray,
+    ) -> None:
+        """:func:`pontoon.analysis._compiled.forward_step` by numpy (read its description)."""
+        e = self.ends
+        actions = np.arange(4)[None, None, :, None]
+        masses = self.hit_in[rows][:, :, None, :] * (choice[:, :, None, None] == actions)
+        masses[node >= 0] = shares[node[node >= 0]]
+        self.emit(q, -self.by_hit[rows], tab, e.bust[0])  # the children's share of a bust
+        self.emit(q, -self.by_dbl[rows], tab, e.bust[1])
+        doubled = np.where(rescued[:, :, None], e.rescue, ev_double[:, None, :])
+        self.emit(q, self.dbl_in[rows], tab, doubled)
+        self.emit(q, masses[:, :, STAND], tab, ev_stand[:, None, :])
+        self.emit(q, masses[:, :, SURRENDER], tab, e.surrender[None, None, :])
+        busts = ((nxt * (kidrow == -1)[:, None, :]).sum(axis=-1) > 0)[..., None]
+        hit, dbl = masses[:, :, HIT], masses[:, :, DOUBLE]
         hit_b, dbl_b = hit * busts, dbl * busts
         self.emit(q, hit_b, tab, e.bust[0])  # every card's share; the children take theirs back
         self.emit(q, dbl_b, tab, e.bust[1])
-        row, x = np.nonzero(ok)  # every (hand, card) that does not bust
+        row, x = np.nonzero(kidrow >= 0)  # every (hand, card) that does not bust
         if not row.size:
             return
-        kid = self.at[q[row], kids[row, x]]
+        kid = kidrow[row, x]
         p = nxt[row, :, x][..., None]  # (n, 10 up, 1)
         flows = (self.hit_in, hit), (self.by_hit, hit_b), (self.dbl_in, dbl), (self.by_dbl, dbl_b)
         for arr, mass in flows:
@@ -217,14 +251,12 @@ class Forward:
         hand: tuple[int, int],
         third: int,
         reach: Floats,
-        masses: dict[int, Floats],
-        j: int,
         busts: np.ndarray,
-    ) -> None:
-        """A 6-7, 6-8, 7-8 or 7-7 hand (row ``j`` of the step): each suit configuration
-        plays its action (its own best when no policy was given), and the completing card
-        pays by its suit (taking its share of the bust back, where a card may bust the hand:
-        ``busts`` (10 up,))."""
+    ) -> Floats:
+        """A 6-7, 6-8, 7-8 or 7-7 hand arriving with mass ``reach`` (10 up, C): the masses
+        playing each action (10 up, action, C), as its suit configurations play (each its own
+        best when no policy was given); the completing card is paid here by its suit (taking
+        its share of the bust back, where a card may bust the hand: ``busts`` (10 up,))."""
         g, e = self.game, self.ends
         ctx, vals = self.plays[q]
         child = int(g.comps.child[i, third - 1])
@@ -233,15 +265,14 @@ class Forward:
         p3s = g.offer(removed, g.dealer.tables(removed))[0][0, :, third - 1]
         keep = (self.keeps[q] or {}).get(i)
         qa = np.array([q])
-        for a in masses:
-            masses[a][j] = 0.0
+        masses = np.zeros((10, 4, self.channels))
         for u in range(10):
             picks = suit_picks(g, ctx, vals, i, hand, u)
             share = np.ones(len(picks)) if keep is None else keep[u]
             p3 = p3s[u]
             for k, (conf, pick) in enumerate(picks):
                 m = reach[u] * conf.prob * share[k]
-                masses[pick][j, u] += m
+                masses[u, pick] += m
                 if pick in (HIT, DOUBLE) and p3 > 0:
                     stake = 1 if pick == HIT else 2
                     t = tab3[u][None, None, :]
@@ -251,6 +282,7 @@ class Forward:
                     if busts[u]:
                         back = -(m * p3)[None, None, :]
                         self.emit(qa, back, t, e.bust[stake - 1], np.array([u]))
+        return masses
 
 
 def split_plays(

@@ -13,8 +13,8 @@ from typing import Final, Protocol
 import numpy as np
 
 from pontoon.analysis import compiled
-from pontoon.analysis.composition import Compositions, Floats, Ints
-from pontoon.analysis.dealer import DealerCache
+from pontoon.analysis.composition import Compositions, Floats, Ints, ShoeModel
+from pontoon.analysis.dealer import NATURAL, DealerCache
 from pontoon.analysis.payoffs import Payoffs
 from pontoon.analysis.values import DOUBLE, HIT, NEG, Context, LazyValues, Values, dense
 from pontoon.rules import RuleSet
@@ -30,6 +30,7 @@ class Walked(Protocol):
     rules: RuleSet
     pay: Payoffs
     comps: Compositions
+    shoe: ShoeModel
     dealer: DealerCache
     peek: bool
     infinite: bool
@@ -94,8 +95,8 @@ class _Walk:
             self.at[q, idx] = np.arange(self.bounds[q], self.bounds[q + 1])
         offsets = np.array([x.offset() for x in ctxs])
         self.removed = c.matrix[self.comp] + offsets[self.ctx_of]
-        if not game.infinite:
-            game.dealer.fill(self.removed)  # every table the walk reads, in one go
+        # every table the walk reads, worked out in one go (None: the infinite shoe's one)
+        self.ids = None if game.infinite else game.dealer.ids(self.removed)
         self.legal = np.concatenate(
             [game.legal(x)[idx] for x, idx in zip(ctxs, self.ins, strict=True)]
         )
@@ -139,17 +140,16 @@ class _Walk:
         game, r = self.game, self.game.rules
         idx = self.comp[at_g]
         removed = self.removed[at_g]
-        tab = game.dealer.tables(removed)
-        nxt, pn, f = game.offer(removed, tab)
-        stand1, stand2, came, lost, bust = self._sums(at_g, idx, tab, nxt, t < 21)
+        d = game.dealer
+        tab = d.tables(removed) if self.ids is None else d.at(self.ids[at_g])
+        pn = tab[..., NATURAL]
+        f = 1.0 - pn if game.peek else np.ones_like(pn)  # the weight of a settlement now
+        stand1, stand2, came, lost = self._sums(at_g, idx, tab, f, t < 21)
         hit = np.full_like(stand1, NEG)
         dbl = np.full_like(stand1, NEG)
         shit = np.zeros_like(stand1)
         sdbl = np.zeros_like(stand1)
         if t < 21:
-            lost *= f  # the wager lost to a bust
-            for u, pn_x in game.naturals_after_draw(removed):  # (the peek game: 1 - pn is f)
-                lost[:, u] = np.einsum("kc,kc->k", nxt[:, u], (1.0 - pn_x) * bust)
             hit, dbl = came[:, ARR1] - lost, came[:, ARR2] - 2.0 * lost
             shit, sdbl = came[:, SARR1], came[:, SARR2]
         loss = game.pay.surrender_loss
@@ -202,14 +202,14 @@ class _Walk:
             self.rescued[at_g] = better
 
     def _sums(
-        self, at_g: Ints, idx: Ints, tab: Floats, nxt: Floats, draws: bool
-    ) -> tuple[Floats, Floats, Floats, Floats, np.ndarray]:
+        self, at_g: Ints, idx: Ints, tab: Floats, f: Floats, draws: bool
+    ) -> tuple[Floats, Floats, Floats, Floats]:
         """Standing's value at both stakes (k, 10 up); where the hands may draw, the value of
-        what a card brings (k, channel, 10 up: the children's arrivals), the chance of a
-        busting card (k, 10 up) and which cards bust (k, 10). Compiled where the package has
-        it, else by numpy (which gathers every child's arrivals first)."""
+        what a card brings (k, channel, 10 up: the children's arrivals) and the wager lost to
+        a busting card (k, 10 up; ``f``: the weight of a settlement now). Compiled where the
+        package has it, else by numpy (which gathers every child's arrivals first)."""
         game, k = self.game, len(at_g)
-        bust = np.zeros((k, 10), dtype=bool)
+        removed = self.removed[at_g]
         kids = np.zeros((0, 10), dtype=np.int64)
         if draws:
             child = game.comps.child[idx]
@@ -220,19 +220,25 @@ class _Walk:
         if loop is not None:
             stand1, stand2 = np.empty((k, 10)), np.empty((k, 10))
             fresh = np.empty if draws else np.zeros  # (left alone where no card is drawn)
-            came, busted = fresh((k, 4, 10)), fresh((k, 10))
+            came, lost = fresh((k, 4, 10)), fresh((k, 10))
             if draws:
                 kids[bust] = -1  # (a busting card)
-            args = (np.ascontiguousarray(tab), game.coef1, game.coef2, idx, nxt, self.arrive)
-            loop(*args, kids, stand1, stand2, came, busted)
-            return stand1, stand2, came, busted, bust
+            left = game.shoe.remaining(removed.astype(np.float64))
+            shoe = (left, game.infinite, game.peek, np.ascontiguousarray(f))
+            args = (np.ascontiguousarray(tab), game.coef1, game.coef2, idx, *shoe, self.arrive)
+            loop(*args, kids, stand1, stand2, came, lost)
+            return stand1, stand2, came, lost
         stand1 = np.einsum("kuo,ko->ku", tab, game.coef1[idx])
         stand2 = np.einsum("kuo,ko->ku", tab, game.coef2[idx])
         if not draws:
-            return stand1, stand2, np.zeros((k, 4, 10)), np.zeros((k, 10)), bust
+            return stand1, stand2, np.zeros((k, 4, 10)), np.zeros((k, 10))
+        nxt = game.offer(removed, tab)[0]
         kids[bust] = len(self.comp)  # a bust arrives nowhere
         came = np.einsum("kuc,kcxu->kxu", nxt, self.arrive[kids])  # (k, channel, 10 up)
-        return stand1, stand2, came, np.einsum("kuc,kc->ku", nxt, bust), bust
+        lost = np.einsum("kuc,kc->ku", nxt, bust) * f
+        for u, pn_x in game.naturals_after_draw(removed):  # (the peek game: 1 - pn is f)
+            lost[:, u] = np.einsum("kc,kc->k", nxt[:, u], (1.0 - pn_x) * bust)
+        return stand1, stand2, came, lost
 
     def values(self) -> list[Values]:
         """Each context's :class:`Values` (a split hand's kept as its rows in play)."""
