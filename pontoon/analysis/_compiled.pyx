@@ -64,7 +64,8 @@ cdef extern from *:
 
 cdef enum:
     LANES = 4  # shoes walked side by side (one vector of the C helpers above)
-    UPS = 10  # the dealer's first cards
+    UPS = 10  # the dealer's first cards (and the cards' values)
+    CHANNELS = 4  # the backward walk's arrivals (pontoon.analysis.walk.ARR1...)
     OUTCOMES = 7  # the dealer's outcomes
     CELLS = 70  # a context's (up, outcome) cells of one ending
     STAND = 0  # the action columns (pontoon.analysis.values)
@@ -242,14 +243,21 @@ def walk_sums(
     each busting card's chance times that of no dealer pontoon once it is drawn
     (:meth:`pontoon.analysis.game.Game.naturals_after_draw`). Numpy gathers
     ``arrive[kids]`` (k, 10, 4, 10) to do the same."""
-    cdef Py_ssize_t k, u, o, c, x, kid, nat
+    cdef Py_ssize_t k, u, o, c, x, kid
     cdef Py_ssize_t ups = tab.shape[1], outcomes = tab.shape[2], channels = arrive.shape[1]
-    cdef double s1, s2, p, b, size, ten
-    cdef double rem[UPS]
+    cdef double s1, s2, r, w, ace, ten
+    cdef double size[UPS]
+    cdef double rem[UPS][UPS]  # [u][c]: the cards left once first card u is out
+    cdef double p[UPS][UPS]  # [c][u]: the next card's chances
+    cdef double b[UPS]
+    cdef double acc[CHANNELS][UPS]
     cdef bint draws = kids.shape[0] > 0
+    cdef bint naturals = peek and not infinite
+    if ups != UPS or channels > CHANNELS:
+        raise ValueError("ten first cards and at most four channels")
     with nogil:
         for k in range(tab.shape[0]):
-            for u in range(ups):
+            for u in range(UPS):
                 s1 = 0.0
                 s2 = 0.0
                 for o in range(outcomes):
@@ -259,34 +267,48 @@ def walk_sums(
                 stand2[k, u] = s2
             if not draws:
                 continue
-            for x in range(channels):
-                for u in range(ups):
-                    came[k, x, u] = 0.0
-            for u in range(ups):
-                size = 0.0
-                for c in range(UPS):  # the cards left once the dealer's first is out
-                    rem[c] = left[k, c] - (1.0 if c == u and not infinite else 0.0)
-                    rem[c] = rem[c] if rem[c] > 0.0 else 0.0
-                    size = size + rem[c]
-                nat = -1  # the card that makes the dealer's first a pontoon
-                if peek and not infinite and (u == 0 or u == UPS - 1):
-                    nat = UPS - 1 if u == 0 else 0
-                b = 0.0
+            for u in range(UPS):
+                size[u] = 0.0
                 for c in range(UPS):
-                    p = rem[c] / size if size > 0.0 else 0.0
-                    kid = kids[k, c]
-                    if kid < 0:
-                        if nat < 0:
-                            b = b + p
-                        elif size > 1.0:  # no pontoon, the card drawn out of the shoe
-                            ten = rem[nat] - (1.0 if c == nat else 0.0)
-                            b = b + p * (1.0 - ten / (size - 1.0))
-                        else:
-                            b = b + p
-                    else:
-                        for x in range(channels):
-                            came[k, x, u] = came[k, x, u] + p * arrive[kid, x, u]
-                lost[k, u] = b * arrive_f[k, u] if nat < 0 else b
+                    r = left[k, c] - (1.0 if c == u and not infinite else 0.0)
+                    rem[u][c] = r if r > 0.0 else 0.0
+                    size[u] = size[u] + rem[u][c]
+                for c in range(UPS):
+                    p[c][u] = rem[u][c] / size[u] if size[u] > 0.0 else 0.0
+                b[u] = 0.0
+                for x in range(channels):
+                    acc[x][u] = 0.0
+            ace = 0.0  # the peek game: a busting card with no dealer pontoon after it
+            ten = 0.0
+            for c in range(UPS):  # each card, against every first card at once
+                kid = kids[k, c]
+                if kid >= 0:
+                    for x in range(channels):
+                        for u in range(UPS):
+                            acc[x][u] = acc[x][u] + p[c][u] * arrive[kid, x, u]
+                    continue
+                for u in range(UPS):
+                    b[u] = b[u] + p[c][u]
+                if naturals:
+                    ace = ace + p[c][0] * no_pontoon(rem[0], size[0], UPS - 1, c)
+                    ten = ten + p[c][UPS - 1] * no_pontoon(rem[UPS - 1], size[UPS - 1], 0, c)
+            for u in range(UPS):
+                for x in range(channels):
+                    came[k, x, u] = acc[x][u]
+                lost[k, u] = b[u] * arrive_f[k, u]
+            if naturals:
+                lost[k, 0] = ace
+                lost[k, UPS - 1] = ten
+
+
+cdef inline double no_pontoon(
+    const double *rem, double size, Py_ssize_t nat, Py_ssize_t drawn
+) noexcept nogil:
+    """The chance that the dealer's second card is not ``nat`` (a first ace's ten, a first
+    ten's ace) once card ``drawn`` is out of the ``size`` cards ``rem``; 1 where none is."""
+    if size <= 1.0:
+        return 1.0
+    return 1.0 - (rem[nat] - (1.0 if drawn == nat else 0.0)) / (size - 1.0)
 
 
 def forward_step(
