@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
-from multiprocessing import get_context
 from typing import Any, Generic, Self, TypeVar
 
 from pontoon.errors import InputError
@@ -75,6 +73,9 @@ class TaskPool(Generic[T, R]):
             futures = self._client.map(self.fn, chosen, pure=False)
             self._pending = {f: i for f, i in zip(futures, self.order, strict=True)}
         elif self.workers > 1 and self.tasks:
+            from concurrent.futures import ProcessPoolExecutor  # (only when a pool is used)
+            from multiprocessing import get_context
+
             method = "fork" if sys.platform.startswith("linux") else "spawn"
             size = min(self.workers, len(self.tasks))
             pool = self._stack.enter_context(
@@ -100,6 +101,8 @@ class TaskPool(Generic[T, R]):
                     out[self._pending[fut]] = result
                     advance(1)
             elif self._pending:
+                from concurrent.futures import as_completed
+
                 for fut in as_completed(self._pending):
                     out[self._pending[fut]] = fut.result()
                     advance(1)

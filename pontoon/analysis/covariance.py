@@ -9,9 +9,7 @@ left out) is estimated directly, with its standard error.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,7 +55,10 @@ def simulated_covariance(
     ]
     if workers == 1 or len(tasks) == 1:
         parts = [_chunk(t) for t in tasks]
-    else:
+    else:  # (imported here: a PAR sheet without the simulation does without them)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
             parts = list(pool.map(_chunk, tasks))

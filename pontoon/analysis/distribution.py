@@ -539,9 +539,10 @@ def _summed(
     """The sum of independent ``hands`` (masses over the endings, ``of`` made into masses by
     net): a box's arithmetic, whichever kind of masses (and row by row, a lattice's rows)."""
     if not cap:
-        out = point(1.0)
-        for h in hands:
-            out = out.convolve(of(h))
+        made = {id(h): of(h) for h in hands}  # (a box's hands are a few arrays repeated)
+        out = made[id(hands[0])] if hands else point(1.0)
+        for h in hands[1:]:
+            out = out.convolve(made[id(h)])
         return out
     none, some = point(1.0), empty  # no hand stood yet / some hand stood (its loss aside)
     for h in hands:

@@ -14,6 +14,7 @@ wager (an odd one makes a 3:2 win end in an odd cent).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -118,10 +119,7 @@ class Lattice:
     def of(cls, unit: int, cents: Ints, masses: Floats) -> Lattice:
         """The masses ``masses`` (..., len(cents)) at ``cents`` (multiples of ``unit``;
         repeats allowed)."""
-        k = cents // unit
-        lo = int(k.min())
-        onto = np.zeros((len(k), int(k.max()) - lo + 1))
-        onto[np.arange(len(k)), k - lo] = 1.0
+        lo, onto = _onto(unit, np.asarray(cents, dtype=np.int64).tobytes())
         return cls(unit, lo, masses @ onto)
 
     @classmethod
@@ -168,3 +166,15 @@ class Lattice:
         probs = self.probs[row]
         nz = np.flatnonzero(probs)
         return Dist((self.start + nz).astype(np.int64) * self.unit, probs[nz])
+
+
+@functools.lru_cache(maxsize=64)
+def _onto(unit: int, cents: bytes) -> tuple[int, Floats]:
+    """:meth:`Lattice.of`'s first place and its matrix from each of ``cents`` (int64
+    bytes: a key) to its place, made once for the many boxes that share them."""
+    k = np.frombuffer(cents, dtype=np.int64) // unit
+    lo = int(k.min())
+    onto = np.zeros((len(k), int(k.max()) - lo + 1))
+    onto[np.arange(len(k)), k - lo] = 1.0
+    onto.flags.writeable = False
+    return lo, onto
