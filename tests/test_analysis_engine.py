@@ -213,33 +213,44 @@ def test_a_split_on_a_shoe_of_fractional_cards_has_every_context_it_reaches() ->
 
 
 @pytest.mark.parametrize(
-    ("preset", "knobs"),
+    ("preset", "knobs", "strategy"),
     [
-        ("nz-pontoon", {"decks": 1}),
-        ("classic-blackjack", {"decks": 1}),
-        ("classic-blackjack", {"decks": 2, "dealer_peeks": True, "surrender": "late"}),
-        ("classic-blackjack", {"infinite": True}),
+        ("nz-pontoon", {"decks": 1}, "composition"),
+        ("nz-pontoon", {"decks": 1}, "basic"),
+        ("nz-pontoon", {"decks": 1, "double_rescue": True}, "composition"),
+        ("classic-blackjack", {"decks": 1}, "composition"),
+        (
+            "classic-blackjack",
+            {"decks": 2, "dealer_peeks": True, "surrender": "late"},
+            "composition",
+        ),
+        ("classic-blackjack", {"infinite": True}, "composition"),
+        ("spanish-21", {"decks": 1}, "composition"),
+        ("spanish-21", {"decks": 1}, "basic"),
     ],
 )
-def test_the_walks_compiled_sums_equal_numpys(
-    preset: str, knobs: dict[str, object], monkeypatch: pytest.MonkeyPatch
+def test_the_walks_compiled_loops_equal_numpy(
+    preset: str, knobs: dict[str, object], strategy: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The backward walk's sums (standing, what each card brings, the wager lost to a
-    busting card, in the peek game each card's chance of no dealer pontoon after it) by the
-    compiled loop the install builds, or by numpy's einsums: the same values to a few
-    roundings, so the same choices and the same expected value; finite and infinite shoes."""
+    """The backward walk's steps (standing, what each card brings, the wager lost to a
+    busting card, in the peek game each card's chance of no dealer pontoon after it; each
+    action's value, the choice, the values of arriving, the rescue) by the compiled loops
+    the install builds, or by numpy: the same values to a few roundings, so the same
+    choices and the same expected value; finite and infinite shoes, no hole card (void
+    surrender, 9.4), the peek game, a rescue (12), the composition optimum and a chart."""
     import numpy as np
 
     from pontoon.analysis import compiled
     from pontoon.analysis.report import Report, analyze
 
-    assert compiled.walk_sums is not None  # the install built it
+    assert compiled.walk_sums is not None and compiled.walk_choose is not None
     knobs = dict(knobs)
     infinite = bool(knobs.pop("infinite", False))
     rules = load_rules(preset, knobs)
-    fast = analyze(rules, "composition", infinite=infinite)
+    fast = analyze(rules, strategy, infinite=infinite)
     monkeypatch.setattr(compiled, "walk_sums", None)
-    slow = analyze(rules, "composition", infinite=infinite)
+    monkeypatch.setattr(compiled, "walk_choose", None)
+    slow = analyze(rules, strategy, infinite=infinite)
     assert fast.ev == pytest.approx(slow.ev, abs=1e-14)
     assert [row["play"] for row in fast.table] == [row["play"] for row in slow.table]
     cells = ("stand", "hit", "double", "surrender", "split")

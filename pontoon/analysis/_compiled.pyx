@@ -17,6 +17,7 @@ copy first.
 """
 
 from libc.stdint cimport int64_t
+from libc.math cimport INFINITY
 from libc.stdlib cimport free, malloc
 
 cdef extern from *:
@@ -66,6 +67,11 @@ cdef enum:
     LANES = 4  # shoes walked side by side (one vector of the C helpers above)
     UPS = 10  # the dealer's first cards (and the cards' values)
     CHANNELS = 4  # the backward walk's arrivals (pontoon.analysis.walk.ARR1...)
+    ARR1 = 0
+    ARR2 = 1
+    SARR1 = 2
+    SARR2 = 3
+    NATURAL = 6  # the dealer's pontoon, an outcome (pontoon.analysis.dealer.NATURAL)
     OUTCOMES = 7  # the dealer's outcomes
     CELLS = 70  # a context's (up, outcome) cells of one ending
     STAND = 0  # the action columns (pontoon.analysis.values)
@@ -412,3 +418,102 @@ def forward_step(
                         if busts:
                             by_hit[kid, u, ch] += mass[HIT][ch] * nxt[c]
                             by_dbl[kid, u, ch] += mass[DOUBLE][ch] * nxt[c]
+
+
+def walk_choose(
+    const int64_t[::1] rows,
+    const int64_t[::1] idx,
+    const double[:, :, ::1] tab,
+    const double[:, ::1] arrive_f,
+    const double[:, ::1] stand1,
+    const double[:, ::1] stand2,
+    const double[:, :, ::1] came,
+    const double[:, ::1] lost,
+    bint draws,
+    const int64_t[::1] node_of,
+    const double[:, :, ::1] prem,
+    const unsigned char[:, :, ::1] legal,
+    const double[:, :, ::1] scores,
+    int surrender,
+    double loss,
+    bint at21,
+    bint paid21,
+    const double[::1] win1,
+    const double[::1] win2,
+    int rescue,
+    const unsigned char[::1] rescue_row,
+    double[:, :, ::1] act,
+    int64_t[:, ::1] choice,
+    double[:, ::1] node,
+    double[:, :, ::1] arrive,
+    unsigned char[:, ::1] rescued,
+):
+    """The rest of a step of :class:`pontoon.analysis.walk._Walk` (its numpy twin is the
+    step's own code, which reads as this does) for rows ``rows[k]`` (compositions
+    ``idx[k]``), from :func:`walk_sums`' results: each action's value (stand, hit, double,
+    surrender: ``surrender`` 0 the plain loss, 1 the peek game's, 2 void on a dealer
+    pontoon, 9.4; a pattern node's premiums ``prem[node_of[k]]`` added to a hit and a
+    double), the legal one with the best value (or the best of ``scores[idx[k]]``, where
+    given) chosen, and the values of arriving at the row: by a hit, the choice's; by a
+    double, standing's (or the rescue's, 12: ``rescue`` 1 where better, 2 where
+    ``rescue_row`` says); at 21 standing's, or (``paid21``, 9.2) the 21's pay at once."""
+    cdef Py_ssize_t k, u, a, r, pick
+    cdef double best, key, pn, f, forfeit
+    cdef double val[4]
+    cdef double sval[4]
+    cdef bint better
+    cdef bint scored = scores.shape[0] > 0
+    with nogil:
+        for k in range(rows.shape[0]):
+            r = rows[k]
+            for u in range(UPS):
+                pn = tab[k, u, NATURAL]
+                f = arrive_f[k, u]
+                val[STAND] = stand1[k, u]
+                sval[STAND] = pn
+                if draws:
+                    val[HIT] = came[k, ARR1, u] - lost[k, u]
+                    val[DOUBLE] = came[k, ARR2, u] - 2.0 * lost[k, u]
+                    sval[HIT] = came[k, SARR1, u]
+                    sval[DOUBLE] = came[k, SARR2, u]
+                else:
+                    val[HIT] = -INFINITY
+                    val[DOUBLE] = -INFINITY
+                    sval[HIT] = 0.0
+                    sval[DOUBLE] = 0.0
+                if surrender == 1:
+                    val[SURRENDER] = -loss * (1.0 - pn)
+                elif surrender == 2:
+                    val[SURRENDER] = -pn - (1.0 - pn) * loss
+                else:
+                    val[SURRENDER] = -loss
+                sval[SURRENDER] = 0.0
+                if node_of[k] >= 0:
+                    val[HIT] += prem[node_of[k], u, 0]
+                    val[DOUBLE] += prem[node_of[k], u, 1]
+                pick = 0
+                best = -INFINITY
+                for a in range(4):
+                    act[r, u, a] = val[a] if legal[r, u, a] else -INFINITY
+                    key = scores[idx[k], u, a] if scored else val[a]
+                    if legal[r, u, a] and key > best:
+                        best = key
+                        pick = a
+                choice[r, u] = pick
+                node[r, u] = val[pick]
+                if at21 and paid21:
+                    arrive[r, ARR1, u] = win1[idx[k]] * f
+                    arrive[r, ARR2, u] = win2[idx[k]] * f
+                    continue
+                arrive[r, ARR1, u] = stand1[k, u] if at21 else val[pick]
+                arrive[r, SARR1, u] = pn if at21 else sval[pick]
+                arrive[r, ARR2, u] = stand2[k, u]
+                arrive[r, SARR2, u] = pn
+                if at21 or rescue == 0:
+                    continue
+                forfeit = -f
+                better = forfeit > stand2[k, u] if rescue == 1 else rescue_row[u] != 0
+                if better:
+                    arrive[r, ARR2, u] = forfeit
+                    arrive[r, SARR2, u] = 0.0
+                rescued[r, u] = better

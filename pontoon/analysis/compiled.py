@@ -10,9 +10,16 @@ from contextlib import suppress
 
 dealer_trie: Callable[..., None] | None = None  # pontoon.analysis.dealer._evaluate
 walk_sums: Callable[..., None] | None = None  # pontoon.analysis.walk._Walk._sums
+walk_choose: Callable[..., None] | None = None  # pontoon.analysis.walk._Walk._choose
 add_endings: Callable[..., None] | None = None  # pontoon.analysis.reach.Forward.emit
 forward_step: Callable[..., None] | None = None  # pontoon.analysis.reach.Forward._step
 with suppress(ImportError):  # (an install without a C compiler: the Nones stand)
-    from pontoon.analysis._compiled import add_endings, dealer_trie, forward_step, walk_sums
+    from pontoon.analysis._compiled import (
+        add_endings,
+        dealer_trie,
+        forward_step,
+        walk_choose,
+        walk_sums,
+    )
 
-__all__ = ["add_endings", "dealer_trie", "forward_step", "walk_sums"]
+__all__ = ["add_endings", "dealer_trie", "forward_step", "walk_choose", "walk_sums"]

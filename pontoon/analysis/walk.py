@@ -47,6 +47,7 @@ class Walked(Protocol):
 
 
 ARR1, ARR2, SARR1, SARR2 = range(4)  # the channels of _Walk.arrive
+Sums = tuple[Floats, Floats, Floats, Floats]  # _Walk._sums: stand1, stand2, came, lost
 CHUNK: Final = 256  # rows stepped at once: a step's temporaries stay near 3 MB
 
 
@@ -137,14 +138,69 @@ class _Walk:
         of arriving at them."""
         if not at_g.size:
             return
-        game, r = self.game, self.game.rules
+        game = self.game
         idx = self.comp[at_g]
-        removed = self.removed[at_g]
         d = game.dealer
-        tab = d.tables(removed) if self.ids is None else d.at(self.ids[at_g])
+        tab = d.tables(self.removed[at_g]) if self.ids is None else d.at(self.ids[at_g])
         pn = tab[..., NATURAL]
         f = 1.0 - pn if game.peek else np.ones_like(pn)  # the weight of a settlement now
-        stand1, stand2, came, lost = self._sums(at_g, idx, tab, f, t < 21)
+        sums = self._sums(at_g, idx, tab, f, t < 21)
+        loop = compiled.walk_choose
+        if loop is not None and self.chooser is None:
+            self._choose_compiled(loop, at_g, soft, t, idx, tab, f, sums)
+        else:
+            self._choose(at_g, soft, t, idx, pn, f, sums)
+
+    def _choose_compiled(
+        self,
+        loop: Callable[..., None],
+        at_g: Ints,
+        soft: bool,
+        t: int,
+        idx: Ints,
+        tab: Floats,
+        f: Floats,
+        sums: Sums,
+    ) -> None:
+        """:meth:`_choose` by :func:`pontoon.analysis._compiled.walk_choose` (``loop``)."""
+        game, r = self.game, self.game.rules
+        stand1, stand2, came, lost = (np.ascontiguousarray(a) for a in sums)
+        nodes = np.flatnonzero(self.node_rows[at_g])
+        node_of = np.full(len(at_g), -1, dtype=np.int64)
+        node_of[nodes] = np.arange(len(nodes))
+        prem = np.zeros((len(nodes), 10, 2))
+        for n, j in enumerate(nodes.tolist()):
+            prem[n] = np.stack(self.avg_prem[self.ctx_of[at_g[j]]][int(idx[j])], axis=-1)
+        void = r.surrender == "void-on-pontoon"  # 9.4
+        surrender = 1 if game.peek else 2 if void else 0  # (walk_choose's codes)
+        rescue, row = 0, np.zeros(10, dtype=np.uint8)
+        if r.double_rescue:  # 12: forfeit the original wager instead of standing
+            rescue = 1 if self.rescue is None else 2
+            if self.rescue is not None:
+                row = self.rescue[int(soft), t].astype(np.uint8)
+        scores = np.zeros((0, 10, 4)) if self.scores is None else self.scores
+        loop(
+            *(at_g, idx, np.ascontiguousarray(tab), np.ascontiguousarray(f)),
+            *(stand1, stand2, came, lost, t < 21, node_of, prem),
+            *(self.legal.view(np.uint8), scores, surrender, game.pay.surrender_loss),
+            *(t == 21, r.player_21_wins, game.win1, game.win2, rescue, row),
+            *(self.act, self.choice, self.node, self.arrive, self.rescued.view(np.uint8)),
+        )
+        if self.scores is None:  # a pattern node played best for its suits
+            for j in nodes.tolist():
+                q, i, at = self.ctx_of[at_g[j]], int(idx[j]), at_g[j]
+                lg = self.legal[at]
+                v = _best_by_suits(self.act[at], lg, self.avg_prem[q][i], self.prem[q][i])
+                self.node[at] = v
+                self.arrive[at, ARR1] = v
+
+    def _choose(
+        self, at_g: Ints, soft: bool, t: int, idx: Ints, pn: Floats, f: Floats, sums: Sums
+    ) -> None:
+        """Every action's value for rows ``at_g`` from :meth:`_sums`, their choice, and the
+        values of arriving at them."""
+        game, r = self.game, self.game.rules
+        stand1, stand2, came, lost = sums
         hit = np.full_like(stand1, NEG)
         dbl = np.full_like(stand1, NEG)
         shit = np.zeros_like(stand1)
@@ -201,9 +257,7 @@ class _Walk:
             arrive[at_g, SARR2] = np.where(better, 0.0, pn)
             self.rescued[at_g] = better
 
-    def _sums(
-        self, at_g: Ints, idx: Ints, tab: Floats, f: Floats, draws: bool
-    ) -> tuple[Floats, Floats, Floats, Floats]:
+    def _sums(self, at_g: Ints, idx: Ints, tab: Floats, f: Floats, draws: bool) -> Sums:
         """Standing's value at both stakes (k, 10 up); where the hands may draw, the value of
         what a card brings (k, channel, 10 up: the children's arrivals) and the wager lost to
         a busting card (k, 10 up; ``f``: the weight of a settlement now). Compiled where the
