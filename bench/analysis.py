@@ -158,8 +158,9 @@ def whole_process() -> tuple[float, float]:
 
 def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
     """Ours and Farmer's for classic CDZ-, and our distribution of it, alternately (and
-    ``before``, a source tree of an earlier version of this project, run with the same
-    interpreter, in the same rounds): the medians, and the EVs."""
+    both of ``before``, a source tree of an earlier version of this project with its
+    extension built in place, run with the same interpreter, in the same rounds): the
+    medians, and the EVs."""
     runs: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     evs: dict[str, float] = {}
     loads = []
@@ -169,15 +170,16 @@ def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
         table = os.path.join(tmp, "table.txt")
         for _ in range(pairs):
             loads.append(os.getloadavg()[0])
-            for who in ("pontoon", "farmer", "distribution", *(["before"] if before else [])):
+            earlier = ["before", "before_distribution"] if before else []
+            for who in ("pontoon", "farmer", "distribution", *earlier):
                 if who == "farmer":
                     s, cpu, mb, _ = _child([farmer], FARMER_INPUT.format(out=table))
                     with open(table, encoding="utf-8") as f:
                         line = next(x for x in f if x.strip().startswith("Total |"))
                     evs[who] = float(line.split("|")[1].split()[0])
                 else:
-                    env = {"PYTHONPATH": before} if who == "before" and before else None
-                    args = PAR_PROCESS if who == "distribution" else PROCESS
+                    env = {"PYTHONPATH": before} if who.startswith("before") and before else None
+                    args = PAR_PROCESS if who.endswith("distribution") else PROCESS
                     s, cpu, mb, text = _child(_pontoon(args), env=env)
                     evs[who] = json.loads(text)["ev"] * 100
                 runs[who].append((s, cpu, mb))
