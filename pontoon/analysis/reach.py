@@ -78,6 +78,8 @@ class Forward:
             for i, hand, third in game.pattern_nodes(ctx):
                 if self.at[q, i] >= 0:
                     self.nodes[int(self.at[q, i])] = (i, hand, third)
+        self.is_node = np.zeros(len(self.comp), dtype=bool)
+        self.is_node[list(self.nodes)] = True
         self._cells = 70 * len(self.plays)  # an ending's share of the flat joint, (q, up, o)
         self._j = np.zeros((channels, len(ends) * self._cells))  # (endings may be added)
 
@@ -182,7 +184,7 @@ class Forward:
         kidrow = np.where(kids >= 0, self.at[q[:, None], np.maximum(kids, 0)], -1)
         node = np.full(len(rows), -1, dtype=np.int64)  # a pattern node's masses
         masses: list[Floats] = []
-        for j in [j for j, r in enumerate(rows.tolist()) if r in self.nodes]:
+        for j in np.flatnonzero(self.is_node[rows]).tolist():
             i, hand, third = self.nodes[int(rows[j])]
             nxt = g.offer(self.removed[rows[j : j + 1]], tab[j : j + 1])[0][0]
             busts = (nxt * (kids[j] < 0)).sum(axis=-1) > 0  # a card may bust it
