@@ -10,10 +10,11 @@ block, gathered from its parent's: memory-bound); here the shoes' draw factors a
 into the seven outcomes. A draw's factor multiplies by ``1 / (N - j)`` where numpy divides
 by ``N - j``, and the sums over hands go in another order (numpy's matrix product): the
 results differ from numpy's by a few roundings (the tests hold them to 1e-14).
-``walk_sums``, ``forward_step`` and ``add_endings``: a step of the backward walk, a step of
-the forward pass (every ending its hands record and every card's flow to the next hands), and
-the forward pass's record of a few endings, each reading in place what numpy gathers into a
-copy first.
+``walk_sums`` and ``walk_choose``: a step of the backward walk (what standing and each card
+bring; then each action's value, the choice and the values of arriving); ``forward_step``: a
+step of the forward pass (every ending its hands record and every card's flow to the next
+hands); ``add_endings``: the forward pass's record of a few endings (a pattern node's). Each
+reads and writes in place what numpy gathers into copies first.
 """
 
 from libc.stdint cimport int64_t
