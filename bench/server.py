@@ -291,6 +291,9 @@ def _own_cpu() -> float:
     return t.user + t.system
 
 
+JOIN_SECONDS = 300  # every bot joined and connected within this, or the bench fails
+
+
 def _percentile(xs: list[float], q: float) -> float:
     if not xs:
         return 0.0
@@ -336,7 +339,16 @@ async def run(
         for t in range(tables)
         for i in range(3)
     ]
-    await joined.wait()
+    gate = asyncio.ensure_future(joined.wait())
+    done, _ = await asyncio.wait(
+        [gate, *bots], timeout=JOIN_SECONDS, return_when=asyncio.FIRST_COMPLETED
+    )
+    if gate not in done:  # a bot ended, or some never joined: say so, do not wait forever
+        gate.cancel()
+        for b in bots:
+            b.cancel()
+        why = repr(next(iter(done)).exception()) if done else f"not all in {JOIN_SECONDS} s"
+        raise SystemExit(f"the bots did not all join and connect: {why}")
     gc.collect()
     gc.disable()  # the bots make no cycles worth a pause in the middle of a round trip
     cpu0, mine0 = _cpu(server), _own_cpu()
