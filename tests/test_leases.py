@@ -188,14 +188,16 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
     backend: str, tmp_path: Path
 ) -> None:
     """``serve --processes 2``: the tables are spread between the two, a client reaches every
-    table through the one public port (passed on to the owner), a child killed is replaced,
-    its tables taken by the other and then shared again, and a stop lets go of every lease.
-    The public name is the only ``--allowed-host``: a request passed on reaches the owner at
-    the address it advertises, which it answers to as well."""
+    table through the one public port — its connection handed to the owner by the parent,
+    none passed on from one child to the other (each child's ``/api/stats``) —, a child killed
+    is replaced, its tables taken by the other and then shared again, and a stop lets go of
+    every lease. The public name is the only ``--allowed-host``: a request passed on reaches
+    the owner at the address it advertises, which it answers to as well."""
     pytest.importorskip("fastapi")
     import httpx
     from websockets.sync.client import connect
 
+    from pontoon.server.handoff import OWNERS_SECONDS
     from tests.test_server_helpers import free_port, start_server
 
     names = ["t1", "t2", "t3", "t4"]
@@ -211,12 +213,19 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
             _until(lambda: all(_serves_table(base, t) for t in names), 10.0)
             # two tables each (a process up first takes them all, then gives two back)
             _until(lambda: _shares(url) == [2, 2], 15.0)
-            for t in names:  # whichever process answers, the owner plays
-                joined = httpx.post(f"{base}/api/tables/{t}/join", json={"name": "ana"})
+            time.sleep(2 * OWNERS_SECONDS)  # the parent has read the holders since
+            for k, t in enumerate(names * 2):  # each connection handed to the owner: it plays
+                joined = httpx.post(f"{base}/api/tables/{t}/join", json={"name": f"p{k}"})
                 token = joined.json()["token"]
                 with connect(f"ws{base[4:]}/ws/{t}?token={token}", origin=base) as ws:
                     assert json.loads(ws.recv(timeout=10))["table"] == t
-                    assert _say(ws, type="bet", box=1, amount=500)["type"] == "ok"
+                    box = 1 + k // len(names)
+                    assert _say(ws, type="bet", box=box, amount=500)["type"] == "ok"
+            with Store(url) as store:
+                children = {h.address for h in holders(store).values()}
+            for address in children:  # (asked at each child's own address)
+                passed = httpx.get(f"http://{address}/api/stats").json()["passed_on"]
+                assert passed.get("websocket", 0) == 0, (address, passed)
             with Store(url) as store:
                 victim = holders(store)["t1"]
             pid = int(victim.owner.split(":")[-2])

@@ -627,8 +627,9 @@ def create_app(
             return None
         return await h.tenure.address_of(table)
 
+    passed: dict[str, int] = {}  # requests passed on to another process, by kind
     if leasing is not None:
-        app.add_middleware(Forward, where=where, hosts=hosts)
+        app.add_middleware(Forward, where=where, hosts=hosts, passed=passed)
     if hosts:
         app.add_middleware(Hosts, hosts=hosts)
     app.add_middleware(Headers)
@@ -728,15 +729,21 @@ def create_app(
 
     @app.get("/api/stats")
     async def stats() -> dict[str, Any]:
-        """The store writer's group commits (transactions, batches, seconds) so far, and the
-        cyclic collector's passes and what they freed, by generation."""
+        """The store writer's group commits (transactions, batches, seconds) so far, the
+        cyclic collector's passes and what they freed, by generation, and the requests
+        passed on to another process (``http``, ``websocket``)."""
         passes = gc.get_stats()
         collector = {
             "thresholds": list(gc.get_threshold()),
             "collections": [p["collections"] for p in passes],
             "collected": [p["collected"] for p in passes],
         }
-        return {"tables": len(hub().tables), "store": hub().writer.stats(), "gc": collector}
+        return {
+            "tables": len(hub().tables),
+            "store": hub().writer.stats(),
+            "gc": collector,
+            "passed_on": dict(passed),
+        }
 
     @app.post("/api/tables/{name}/join")
     async def join(name: str, request: Request, body: JoinRequest | None = None) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any
@@ -23,11 +22,11 @@ import httpx
 import websockets
 from starlette.websockets import WebSocket
 
+from .handoff import TABLE_PATH
 from .web import SECURITY_HEADERS, same_origin
 
 log = logging.getLogger("pontoon.server")
 
-TABLE_PATH = re.compile(r"^/(?:api/tables|api/pit/tables|ws)/([^/]+)(?:/|$)")
 HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
 MINE = {k for k, _ in SECURITY_HEADERS}  # added again on the way out (web.Headers)
 BODY_LIMIT = 1 << 20
@@ -38,18 +37,24 @@ class Forward:
     that is another process (else None: answered here)."""
 
     def __init__(
-        self, app: Any, where: Callable[[str], Awaitable[str | None]], hosts: list[str]
+        self,
+        app: Any,
+        where: Callable[[str], Awaitable[str | None]],
+        hosts: list[str],
+        passed: dict[str, int] | None = None,
     ) -> None:
         self.app = app
         self.where = where
         self.hosts = hosts
         self.http = httpx.AsyncClient(timeout=30.0)
+        self.passed = passed if passed is not None else {}  # requests passed on, by kind
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
             found = TABLE_PATH.match(scope["path"])
             address = await self.where(found.group(1)) if found else None
             if address is not None:
+                self.passed[scope["type"]] = self.passed.get(scope["type"], 0) + 1
                 if scope["type"] == "http":
                     await self._http(scope, receive, send, address)
                 else:

@@ -133,7 +133,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="the store's commits made by a process of its own (default: the tables do not "
         "share the interpreter with them) or by a thread of the server",
     )
-    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a --processes child's
+    p.add_argument("--handoff-fd", type=int, help=argparse.SUPPRESS)  # a --processes child's
+    p.add_argument("--own-fd", type=int, help=argparse.SUPPRESS)  # (pontoon.server.processes)
     p.add_argument(
         "--advertise",
         metavar="HOST:PORT",

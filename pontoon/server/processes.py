@@ -1,11 +1,13 @@
 """``pontoon serve --processes N``: N server processes on one host and one store.
 
-The parent binds the public address once and starts N children that share its listening
-socket (the kernel hands each new connection to one of them). Each child also listens on a
-port of its own on the loopback, which it advertises in its leases: a request that reaches a
-child for a table another child holds is passed on there (:mod:`pontoon.server.forward`). The
-tables are spread by lease (:mod:`pontoon.server.tenure`); a child that dies is started again,
-and meanwhile its tables are taken by the others as its leases lapse.
+The parent binds the public address once, starts N children and hands each new connection to
+the child holding the lease of the table its request names (:mod:`pontoon.server.handoff`:
+the socket itself, so a player's socket ends at its table's owner). Each child also listens on
+a port of its own on the loopback (bound by the parent, the same for a child started again),
+which it advertises in its leases: a request that reaches a child for a table another child
+holds is passed on there (:mod:`pontoon.server.forward`). The tables are spread by lease
+(:mod:`pontoon.server.tenure`); a child that dies is started again, and meanwhile its tables
+are taken by the others as their leases lapse.
 """
 
 from __future__ import annotations
@@ -23,27 +25,35 @@ from pontoon.errors import InputError
 
 from .options import TOKEN_ENV, url_host
 
-LISTEN_FD = "--listen-fd"  # a child's: the parent's listening socket
+HANDOFF_FD = "--handoff-fd"  # a child's: the Unix socket its connections come over
+OWN_FD = "--own-fd"  # a child's: its listening socket on the loopback
 
 
-def child_command(fd: int) -> list[str]:
-    """A child's command: this one's, on the parent's socket."""
+def child_command(handoff: int, own: int) -> list[str]:
+    """A child's command: this one's, with its two sockets."""
     argv = sys.argv[1:]
     if "serve" not in argv:
         raise InputError("serve: --processes runs from the command line (pontoon serve ...)")
-    return [sys.executable, "-m", "pontoon.cli", *argv, LISTEN_FD, str(fd)]
+    return [sys.executable, "-m", "pontoon.cli", *argv, HANDOFF_FD, str(handoff), OWN_FD, str(own)]
 
 
 def run(args: argparse.Namespace, token: str) -> int:
     """Start and watch the children until SIGTERM or SIGINT; then stop them (each lets go
     of its leases)."""
+    from pontoon.store.db import Store
+    from pontoon.store.leases import holders
+
+    from .handoff import Router
+    from .serve import _url
+
     n = args.processes
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     listener = socket.create_server((args.host, args.port), family=family, backlog=2048)
-    fd = listener.fileno()
-    os.set_inheritable(fd, True)
+    owns = [socket.create_server(("127.0.0.1", 0)) for _ in range(n)]  # each child's own
+    index = {f"127.0.0.1:{own.getsockname()[1]}": i for i, own in enumerate(owns)}
+    store = Store(_url(args.db))  # the tables' holders, read as connections come
+    ends: list[socket.socket] = [socket.socket() for _ in range(n)]  # (replaced at start)
     env = dict(os.environ, **{TOKEN_ENV: token})  # one supervisor token for every child
-    command = child_command(fd)
     children: list[subprocess.Popen[Any]] = []
     stopping = False
 
@@ -56,10 +66,25 @@ def run(args: argparse.Namespace, token: str) -> int:
     address = f"{url_host(args.host)}:{args.port}"
     print(f"Pontoon table server: http://{address}/ ({n} processes)", flush=True)
 
-    def start() -> subprocess.Popen[Any]:
-        return subprocess.Popen(command, pass_fds=(fd,), env=env, stdout=subprocess.DEVNULL)
+    def start(i: int) -> subprocess.Popen[Any]:
+        mine, theirs = socket.socketpair()
+        mine.setblocking(False)  # a child that does not read: the next child is handed it
+        fds = (theirs.fileno(), owns[i].fileno())
+        child = subprocess.Popen(
+            child_command(*fds), pass_fds=fds, env=env, stdout=subprocess.DEVNULL
+        )
+        theirs.close()
+        ends[i].close()
+        ends[i] = mine
+        return child
 
-    children = [start() for _ in range(n)]
+    def owners() -> dict[str, int]:
+        found = holders(store)
+        return {t: index[h.address] for t, h in found.items() if h.address in index}
+
+    children = [start(i) for i in range(n)]
+    router = Router(listener, ends, owners)
+    router.start()
     try:
         while not stopping:
             time.sleep(0.2)
@@ -70,8 +95,9 @@ def run(args: argparse.Namespace, token: str) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                    children[i] = start()
+                    children[i] = start(i)
     finally:
+        router.stop()
         for child in children:
             if child.poll() is None:
                 child.terminate()
@@ -81,12 +107,14 @@ def run(args: argparse.Namespace, token: str) -> int:
             except subprocess.TimeoutExpired:
                 child.kill()
         listener.close()
+        store.close()
     return 0
 
 
-def leased_child(args: argparse.Namespace) -> tuple[list[socket.socket], Any]:
-    """A child's sockets (the parent's, its own on the loopback) and its leasing. On Linux the
-    child is told to stop (SIGTERM) when its parent dies, however it dies."""
+def leased_child(args: argparse.Namespace) -> tuple[list[socket.socket], socket.socket, Any]:
+    """A child's listening socket on the loopback, the socket its connections are handed over
+    (:class:`pontoon.server.handoff.HandedServer`) and its leasing. On Linux the child is told
+    to stop (SIGTERM) when its parent dies, however it dies."""
     from .tenure import Leasing
 
     if sys.platform == "linux":
@@ -95,7 +123,7 @@ def leased_child(args: argparse.Namespace) -> tuple[list[socket.socket], Any]:
         pr_set_pdeathsig = 1
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
-    public = socket.socket(fileno=int(args.listen_fd))
-    own = socket.create_server(("127.0.0.1", 0))
+    handoff = socket.socket(fileno=int(args.handoff_fd))
+    own = socket.socket(fileno=int(args.own_fd))
     address = f"127.0.0.1:{own.getsockname()[1]}"
-    return [public, own], Leasing(address, args.lease or 3.0, processes=args.processes)
+    return [own], handoff, Leasing(address, args.lease or 3.0, processes=args.processes)

@@ -198,7 +198,7 @@ def serve(args: argparse.Namespace) -> int:
     processes = getattr(args, "processes", 1)
     if not 1 <= processes <= 64:
         raise InputError(f"serve: --processes must be 1 to 64, not {processes}")
-    child = getattr(args, "listen_fd", None) is not None
+    child = getattr(args, "handoff_fd", None) is not None
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
@@ -209,11 +209,11 @@ def serve(args: argparse.Namespace) -> int:
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
     operator = operator_config(args)
-    sockets = None
+    sockets, handoff = None, None
     if child:
         from .processes import leased_child
 
-        sockets, leasing = leased_child(args)
+        sockets, handoff, leasing = leased_child(args)
     else:
         leasing = _leasing(args)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
@@ -263,5 +263,10 @@ def serve(args: argparse.Namespace) -> int:
     # default 5 ms switch interval a busy event loop would make every group commit on a thread
     # wait several times (1 ms: twice the actions/s, a third the latency).
     sys.setswitchinterval(0.001)
+    if handoff is not None:  # a child of --processes: its connections come from the parent
+        from .handoff import HandedServer
+
+        HandedServer(config, handoff).run(sockets=sockets)
+        return 0
     uvicorn.Server(config).run(sockets=sockets)
     return 0
