@@ -503,6 +503,8 @@ def main() -> None:
         # the server's cyclic collector while the bots played: passes by generation, freed
         "gc_passes": _gc_delta(gc0, gc1, "collections"),
         "gc_freed": _gc_delta(gc0, gc1, "collected"),
+        # requests one process passed on to another (--processes: one process's, by kind)
+        "passed_on": stats.get("passed_on", {}),
         "verify": "ok" if verified else "BROKEN",
         "store": url.split(":", 1)[0].split("+")[0],
         "accounts": args.accounts,

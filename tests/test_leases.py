@@ -211,7 +211,7 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
         parent = start_server(tmp_path, port, options)
         try:
             _until(lambda: all(_serves_table(base, t) for t in names), 10.0)
-            # two tables each (a process up first takes them all, then gives two back)
+            # two tables each (each takes its part, 1/2 of them, and no more while both live)
             _until(lambda: _shares(url) == [2, 2], 15.0)
             time.sleep(2 * OWNERS_SECONDS)  # the parent has read the holders since
             for k, t in enumerate(names * 2):  # each connection handed to the owner: it plays

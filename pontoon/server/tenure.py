@@ -46,8 +46,8 @@ class Tenure:
     """The leases of one process. ``open(name, fence)`` serves a table taken (its writes carry
     ``fence``); ``drop(name)`` stops serving one lost; ``idle(name)``: the table is between
     rounds. Each process beats in the store while it runs, and takes its part of the tables
-    (1/N of them, rounded up, N the processes alive; at start ``processes``), and more only of
-    a table left unheld for a whole pass: a table whose owner died goes to one with room
+    (1/N of them, rounded up, N the processes alive, or ``processes`` if more), and more only
+    of a table left unheld for a whole pass: a table whose owner died goes to one with room
     first. A process holding more than its part (one joined, or came back) gives one table
     back per pass, between rounds."""
 
@@ -101,7 +101,9 @@ class Tenure:
         self.held.update(kept)
         me = self.leasing
         alive = await asyncio.to_thread(beat, self.store, me.owner, me.address, me.seconds)
-        self.part = -(-len(self.names) // max(1, alive))
+        # (never more than 1/``processes``: the others started with this one may not have
+        # beaten yet; a table one of them left unheld is still taken after a whole pass)
+        self.part = -(-len(self.names) // max(1, alive, me.processes))
         found = await asyncio.to_thread(holders, self.store)
         self._holders = (time.monotonic(), found)
         unheld = [n for n in self.names if n not in found and n not in self.held]
