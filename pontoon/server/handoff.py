@@ -6,10 +6,11 @@ reading it (``MSG_PEEK``: the bytes stay for the child to read): ``/ws/{table}``
 ``/api/tables/{table}/…`` and ``/api/pit/tables/{table}`` name a table, and the connection's
 socket goes (``SCM_RIGHTS`` over a Unix socket) to the child holding that table's lease, as
 the store says (read every :data:`OWNERS_SECONDS`); any other request, a table held by no
-child, or a request line that has not come within :data:`PEEK_SECONDS` goes to the children
-in turn. The child serves the socket as if it had accepted it; a request for a table held
-elsewhere (a connection kept alive across tables, a lease that moved meanwhile) is still
-passed on by :mod:`pontoon.server.forward`.
+child, or a request line that has not come within :data:`PEEK_SECONDS` (a busy client may
+connect well before it writes; the child's own limit on a request's head applies after)
+goes to the children in turn. The child serves the socket as if it had accepted it; a
+request for a table held elsewhere (a connection kept alive across tables, a lease that moved
+meanwhile) is still passed on by :mod:`pontoon.server.forward`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import uvicorn
 
 log = logging.getLogger("pontoon.server")
 
-PEEK_SECONDS = 0.5  # a request line not come by then: the connection goes to the next child
+PEEK_SECONDS = 5.0  # a request line not come by then: the connection goes to the next child
+WAITING = 10_000  # connections waiting for their request line at most: more go at once
 OWNERS_SECONDS = 0.5  # how often the parent reads the tables' holders from the store
 PEEK_BYTES = 2048  # a request line longer than this names no table here
 TABLE_PATH = re.compile(r"^/(?:api/tables|api/pit/tables|ws)/([^/]+)(?:/|$)")  # its table
@@ -70,6 +72,7 @@ class Router:
         self._owners: dict[str, int] = {}
         self._read = 0.0
         self._turn = 0
+        self._queues: list[list[socket.socket]] = [[] for _ in children]  # to hand each child
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="handoff", daemon=True)
 
@@ -94,16 +97,27 @@ class Router:
         return self._turn
 
     def _hand(self, conn: socket.socket, table: str | None) -> None:
-        i = self._owner(table)
-        for k in range(len(self.children)):  # a child being started again: the next one
-            try:
-                socket.send_fds(
-                    self.children[(i + k) % len(self.children)], [b"c"], [conn.fileno()]
-                )
-                break
-            except OSError:
-                continue
-        conn.close()
+        """Queue ``conn`` for its table's owner (or the next child) and send what may go."""
+        self._queues[self._owner(table)].append(conn)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Send each child the connections queued for it, until its socket is full (the rest
+        wait for the next pass: never handed to another child for that); a child's socket
+        that fails (the child died) sends its queue to the others in turn."""
+        for i, queue in enumerate(self._queues):
+            while queue:
+                try:
+                    socket.send_fds(self.children[i], [b"c"], [queue[0].fileno()])
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:
+                    lost, queue[:] = list(queue), []
+                    for conn in lost:  # (the next child, or this one started again)
+                        self._turn = (self._turn + 1) % len(self.children)
+                        self._queues[self._turn].append(conn)
+                    break
+                queue.pop(0).close()
 
     def _run(self) -> None:
         sel = selectors.DefaultSelector()
@@ -111,7 +125,8 @@ class Router:
         sel.register(self.listener, selectors.EVENT_READ)
         waiting: dict[socket.socket, float] = {}  # accepted, the request line not yet come
         while not self._stop.is_set():
-            for key, _ in sel.select(timeout=0.1):
+            self._flush()  # (what a full socket held back)
+            for key, _ in sel.select(timeout=0.002 if any(self._queues) else 0.1):
                 if key.fileobj is self.listener:
                     self._accept(sel, waiting)
                     continue
@@ -131,7 +146,7 @@ class Router:
                 del waiting[conn]
                 self._hand(conn, None)
         sel.close()
-        for conn in waiting:
+        for conn in [*waiting, *(c for q in self._queues for c in q)]:
             conn.close()
 
     def _accept(self, sel: selectors.BaseSelector, waiting: dict[socket.socket, float]) -> None:
@@ -143,6 +158,9 @@ class Router:
             except OSError as exc:  # out of descriptors, say: the next pass tries again
                 log.warning("accepting a connection failed: %s", exc)
                 return
+            if len(waiting) >= WAITING:  # (a flood of silent connections: no more held)
+                self._hand(conn, None)
+                continue
             conn.setblocking(False)
             sel.register(conn, selectors.EVENT_READ)
             waiting[conn] = time.monotonic() + PEEK_SECONDS

@@ -27,7 +27,6 @@ from .options import TOKEN_ENV, url_host
 
 HANDOFF_FD = "--handoff-fd"  # a child's: the Unix socket its connections come over
 OWN_FD = "--own-fd"  # a child's: its listening socket on the loopback
-HAND_SECONDS = 2.0  # how long a child may take to make room for one more connection
 
 
 def child_command(handoff: int, own: int) -> list[str]:
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace, token: str) -> int:
 
     def start(i: int) -> subprocess.Popen[Any]:
         mine, theirs = socket.socketpair()
-        mine.settimeout(HAND_SECONDS)  # a child that does not read: the next one is handed it
+        mine.setblocking(False)  # a child slow to read: its connections wait in the parent
         fds = (theirs.fileno(), owns[i].fileno())
         child = subprocess.Popen(
             child_command(*fds), pass_fds=fds, env=env, stdout=subprocess.DEVNULL
