@@ -53,7 +53,6 @@ def snapshot(shoe: Shoe) -> str:
 def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
     state = shoe.state()
     data = {
-        "rules": rules_json(shoe.rules, sort_keys=True),
         "cards": " ".join(c.code for c in reversed(state.cards)),
         "discards": " ".join(c.code for c in state.discards),
         "behind_cut": state.behind_cut,
@@ -61,7 +60,23 @@ def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
         "shuffles": state.shuffles,
         "rng": rng,
     }
-    return json.dumps(data, separators=(",", ":"))
+    rest = json.dumps(data, separators=(",", ":"))
+    return f'{{"rules":{_quoted(rules_json(shoe.rules, sort_keys=True))},{rest[1:]}'
+
+
+_QUOTED: dict[int, tuple[str, str]] = {}  # id(a rule set's JSON) -> (it, it as a JSON string)
+
+
+def _quoted(text: str) -> str:
+    """``json.dumps(text)`` for a rule set's JSON (the same text object each time, as
+    :func:`~pontoon.rules.rules_json` keeps it), made once: the rules go with every shoe
+    written, and escaping them each time was a few per cent of a busy server."""
+    hit = _QUOTED.get(id(text))
+    if hit is None or hit[0] is not text:
+        if len(_QUOTED) > 256:
+            _QUOTED.clear()
+        hit = _QUOTED[id(text)] = (text, json.dumps(text))
+    return hit[1]
 
 
 def _cards(text: str) -> tuple[Card, ...]:
