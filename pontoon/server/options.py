@@ -23,6 +23,15 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def store_url(db: str) -> str:
+    """``--db`` as a store's URL: a path is an SQLite file.
+
+    >>> store_url("pontoon.db"), store_url("postgresql+psycopg://h/p")
+    ('sqlite:///pontoon.db', 'postgresql+psycopg://h/p')
+    """
+    return db if "://" in db else f"sqlite:///{db}"
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")

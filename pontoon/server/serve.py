@@ -13,7 +13,7 @@ from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
 
 from .limits import Limits, head_timeout
-from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, url_host
+from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, store_url, url_host
 from .table import TableConfig
 
 if TYPE_CHECKING:
@@ -179,10 +179,6 @@ def _leasing(args: argparse.Namespace) -> Leasing | None:
     return Leasing(getattr(args, "advertise", None) or own, seconds)
 
 
-def _url(db: str) -> str:
-    return db if "://" in db else f"sqlite:///{db}"
-
-
 def serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -224,7 +220,7 @@ def serve(args: argparse.Namespace) -> int:
             f"serve: --login-hours must be more than 0 and at most 8760, not {login_hours}"
         )
     app = create_app(
-        _url(args.db),
+        store_url(args.db),
         configs,
         token,
         docs,
@@ -242,7 +238,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"Pontoon table server: http://{url_host(args.host)}:{args.port}/", flush=True)
     if leasing is not None:
         print(f"one of several on the store: {leasing.address}, lease {leasing.seconds:g} s")
-    print(f"tables: {', '.join(c.name for c in configs)} · store: {_url(args.db)}", flush=True)
+    print(f"tables: {', '.join(c.name for c in configs)} · store: {store_url(args.db)}", flush=True)
     if accounts:
         print("accounts: log in at the page; staff with pontoon staff add", flush=True)
     elif not given:
