@@ -252,7 +252,7 @@ def walk_sums(
     ``arrive[kids]`` (k, 10, 4, 10) to do the same."""
     cdef Py_ssize_t k, u, o, c, x, kid
     cdef Py_ssize_t ups = tab.shape[1], outcomes = tab.shape[2], channels = arrive.shape[1]
-    cdef double s1, s2, r, w, ace, ten
+    cdef double s1, s2, ace, ten
     cdef double size[UPS]
     cdef double rem[UPS][UPS]  # [u][c]: the cards left once first card u is out
     cdef double p[UPS][UPS]  # [c][u]: the next card's chances
@@ -275,11 +275,7 @@ def walk_sums(
             if not draws:
                 continue
             for u in range(UPS):
-                size[u] = 0.0
-                for c in range(UPS):
-                    r = left[k, c] - (1.0 if c == u and not infinite else 0.0)
-                    rem[u][c] = r if r > 0.0 else 0.0
-                    size[u] = size[u] + rem[u][c]
+                size[u] = cards_left(&left[k, 0], u, infinite, rem[u])
                 for c in range(UPS):
                     p[c][u] = rem[u][c] / size[u] if size[u] > 0.0 else 0.0
                 b[u] = 0.0
@@ -306,6 +302,20 @@ def walk_sums(
             if naturals:
                 lost[k, 0] = ace
                 lost[k, UPS - 1] = ten
+
+
+cdef inline double cards_left(
+    const double *left, Py_ssize_t up, bint infinite, double *rem
+) noexcept nogil:
+    """``rem``: the cards ``left`` (by value) once first card ``up`` is out of a finite shoe
+    (none below 0); returns how many (:meth:`pontoon.analysis.game.Game.offer`'s numbers)."""
+    cdef double size = 0.0, r
+    cdef Py_ssize_t c
+    for c in range(UPS):
+        r = left[c] - (1.0 if c == up and not infinite else 0.0)
+        rem[c] = r if r > 0.0 else 0.0
+        size = size + rem[c]
+    return size
 
 
 cdef inline double no_pontoon(
@@ -394,11 +404,7 @@ def forward_step(
                     m = m + mass[HIT][ch] + mass[DOUBLE][ch]
                 if m == 0.0:
                     continue
-                size = 0.0
-                for c in range(UPS):  # the next card's chances
-                    nxt[c] = left[k, c] - (1.0 if c == u and not infinite else 0.0)
-                    nxt[c] = nxt[c] if nxt[c] > 0.0 else 0.0
-                    size = size + nxt[c]
+                size = cards_left(&left[k, 0], u, infinite, nxt)  # the next card's chances:
                 busts = False
                 for c in range(UPS):
                     nxt[c] = nxt[c] / size if size > 0.0 else 0.0

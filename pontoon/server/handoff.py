@@ -22,6 +22,7 @@ import selectors
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -72,7 +73,7 @@ class Router:
         self._owners: dict[str, int] = {}
         self._read = 0.0
         self._turn = 0
-        self._queues: list[list[socket.socket]] = [[] for _ in children]  # to hand each child
+        self._queues: list[deque[socket.socket]] = [deque() for _ in children]  # to hand each
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="handoff", daemon=True)
 
@@ -112,12 +113,13 @@ class Router:
                 except (BlockingIOError, InterruptedError):
                     break
                 except OSError:
-                    lost, queue[:] = list(queue), []
+                    lost = list(queue)
+                    queue.clear()
                     for conn in lost:  # (the next child, or this one started again)
                         self._turn = (self._turn + 1) % len(self.children)
                         self._queues[self._turn].append(conn)
                     break
-                queue.pop(0).close()
+                queue.popleft().close()
 
     def _run(self) -> None:
         sel = selectors.DefaultSelector()

@@ -51,9 +51,7 @@ def run(args: argparse.Namespace, token: str) -> int:
     owns = [socket.create_server(("127.0.0.1", 0)) for _ in range(n)]  # each child's own
     index = {f"127.0.0.1:{own.getsockname()[1]}": i for i, own in enumerate(owns)}
     store = Store(store_url(args.db))  # the tables' holders, read as connections come
-    ends: list[socket.socket] = [socket.socket() for _ in range(n)]  # (replaced at start)
     env = dict(os.environ, **{TOKEN_ENV: token})  # one supervisor token for every child
-    children: list[subprocess.Popen[Any]] = []
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -65,7 +63,8 @@ def run(args: argparse.Namespace, token: str) -> int:
     address = f"{url_host(args.host)}:{args.port}"
     print(f"Pontoon table server: http://{address}/ ({n} processes)", flush=True)
 
-    def start(i: int) -> subprocess.Popen[Any]:
+    def start(i: int) -> tuple[subprocess.Popen[Any], socket.socket]:
+        """Child ``i`` and the parent's end of the Unix socket its connections go over."""
         mine, theirs = socket.socketpair()
         mine.setblocking(False)  # a child slow to read: its connections wait in the parent
         fds = (theirs.fileno(), owns[i].fileno())
@@ -73,15 +72,15 @@ def run(args: argparse.Namespace, token: str) -> int:
             child_command(*fds), pass_fds=fds, env=env, stdout=subprocess.DEVNULL
         )
         theirs.close()
-        ends[i].close()
-        ends[i] = mine
-        return child
+        return child, mine
 
     def owners() -> dict[str, int]:
         found = holders(store)
         return {t: index[h.address] for t, h in found.items() if h.address in index}
 
-    children = [start(i) for i in range(n)]
+    started = [start(i) for i in range(n)]
+    children = [child for child, _ in started]
+    ends = [end for _, end in started]  # (the router reads them as they are replaced)
     router = Router(listener, ends, owners)
     router.start()
     try:
@@ -94,7 +93,9 @@ def run(args: argparse.Namespace, token: str) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                    children[i] = start(i)
+                    old = ends[i]
+                    children[i], ends[i] = start(i)
+                    old.close()
     finally:
         router.stop()
         for child in children:
