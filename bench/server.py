@@ -29,9 +29,10 @@ wallets against the ledger too.
 ``--processes N`` serves with ``pontoon serve --processes N`` (the tables spread by lease, a
 request for another process's table passed on to it); ``--db URL`` serves from that store (an
 empty PostgreSQL database, say) instead of a temporary SQLite file. The server's CPU is that of
-all its processes (its store writers' processes too); the group-commit figures are one
-process's. ``--writer thread`` serves with the store's commits on a thread of the server
-(``pontoon serve --writer``; its default is a process of their own).
+all its processes (its store writers' processes too); a PostgreSQL running on this machine
+has its backends' CPU for the database reported beside it (``database_cpu_ms_per_action``); the
+group-commit figures are one process's. ``--writer thread`` serves with the store's commits on a
+thread of the server (``pontoon serve --writer``; its default is a process of their own).
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
@@ -261,29 +262,52 @@ def _counts(url: str) -> tuple[int, int]:
     return int(recorded), int(rounds)
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` and every process under it
-    (the processes of ``--processes``, the store's writer processes; Linux)."""
-    parent: dict[int, int] = {}
-    used: dict[int, float] = {}
+def _processes() -> dict[int, tuple[int, float, str]]:
+    """Every process: its parent, the CPU seconds (user + system) it used so far and its
+    command line (Linux)."""
+    out = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        parent[int(entry.name)] = int(fields[1])
-        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[int(entry.name)] = (int(fields[1]), used, cmdline)
+    return out
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds used so far by process ``pid`` and every process under it (the processes
+    of ``--processes``, the store's writer processes)."""
+    procs = _processes()
 
     def under(p: int) -> bool:
         while p > 1:
             if p == pid:
                 return True
-            p = parent.get(p, 0)
+            p = procs[p][0] if p in procs else 0
         return False
 
-    return sum(t for p, t in used.items() if under(p))
+    return sum(used for p, (_, used, _) in procs.items() if under(p))
+
+
+def _database_cpu(url: str) -> dict[int, float]:
+    """The CPU seconds used so far by each PostgreSQL backend serving the database of ``url``,
+    when it runs on this machine (its processes are named ``postgres: USER DATABASE …``);
+    else nothing."""
+    if not url.startswith("postgresql") or not any(
+        f"@{h}" in url for h in ("127.0.0.1", "localhost", "[::1]")
+    ):
+        return {}
+    name = url.rsplit("/", 1)[1].split("?")[0]
+    return {
+        p: used
+        for p, (_, used, cmd) in _processes().items()
+        if cmd.startswith("postgres: ") and cmd.split()[2:3] == [name]
+    }
 
 
 def _own_cpu() -> float:
@@ -349,6 +373,7 @@ async def run(
             b.cancel()
         why = repr(next(iter(done)).exception()) if done else f"not all in {JOIN_SECONDS} s"
         raise SystemExit(f"the bots did not all join and connect: {why}")
+    print(f"every bot joined and connected; playing {seconds:g} s", file=sys.stderr, flush=True)
     gc.collect()
     gc.disable()  # the bots make no cycles worth a pause in the middle of a round trip
     cpu0, mine0 = _cpu(server), _own_cpu()
@@ -444,9 +469,12 @@ def main() -> None:
                 asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
             except ImportError:
                 pass
+            database0 = _database_cpu(url)
             st, elapsed, server_cpu, bots_cpu = asyncio.run(
                 run(base, tables, seconds, args.think / 1000, server.pid, args.accounts, args.chart)
             )
+            database1 = _database_cpu(url)
+            database_cpu = sum(t - database0.get(p, 0.0) for p, t in database1.items())
             stats = httpx.get(f"{base}/api/stats", timeout=10).json()
             writes, gc1 = stats["store"], stats.get("gc")
             load = os.getloadavg()
@@ -494,6 +522,10 @@ def main() -> None:
         "server_cpu_ms_per_action": round(server_cpu * 1000 / max(1, len(st.latencies)), 3),
         "bots_cpu_ms_per_action": round(bots_cpu * 1000 / max(1, len(st.latencies)), 3),
         "server_cpu_share": round(server_cpu / elapsed, 2),
+        # a PostgreSQL on this machine: its backends' CPU for this database (else null)
+        "database_cpu_ms_per_action": round(database_cpu * 1000 / max(1, len(st.latencies)), 3)
+        if database1
+        else None,
         "load_average_1m": round(load[0], 2),
         "store_commits": writes["commits"],  # (with --processes: one process's)
         "writes_per_commit": round(writes["batches"] / max(1, writes["commits"]), 2),
@@ -517,7 +549,9 @@ def main() -> None:
         f"({result['p99_ms_warm']} ms after the first {WARM:g} s); {rounds} rounds; "
         f"lost {lost}, duplicated {duplicated}; verify {result['verify']}; think {args.think} ms; "
         f"server CPU {result['server_cpu_ms_per_action']} ms/action, bots "
-        f"{result['bots_cpu_ms_per_action']}; load {result['load_average_1m']}"
+        f"{result['bots_cpu_ms_per_action']}"
+        + (f", database {database_cpu * 1000 / len(st.latencies):.3f}" if database1 else "")
+        + f"; load {result['load_average_1m']}"
     )
     print(json.dumps(result))
 

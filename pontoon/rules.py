@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pontoon.errors import InputError
+from pontoon.memo import Memo
 
 PRESETS: Final = ("nz-pontoon", "nz-blackjack", "spanish-21", "classic-blackjack")
 DEFAULT_PRESET: Final = "nz-pontoon"
@@ -339,7 +340,7 @@ def parse_set_options(items: list[str]) -> dict[str, str]:
     return out
 
 
-_JSON: dict[tuple[int, bool], tuple[RuleSet, str]] = {}
+_JSON: dict[bool, Memo[RuleSet, str]] = {False: Memo(), True: Memo()}  # by sort_keys
 _KEEP: Final = object()  # no default: the knob is always written
 
 
@@ -354,12 +355,9 @@ def rules_json(rules: RuleSet, *, sort_keys: bool = False) -> str:
     >>> '"interrupted":"void"' in rules_json(load_rules("nz-pontoon", {"interrupted": "void"}))
     True
     """
-    key = (id(rules), sort_keys)
-    cached = _JSON.get(key)
-    if cached is None or cached[0] is not rules:
-        if len(_JSON) > 256:
-            _JSON.clear()
+
+    def make(rules: RuleSet) -> str:
         knobs = {k: v for k, v in rules.to_dict().items() if _POLICY_DEFAULTS.get(k, _KEEP) != v}
-        text = json.dumps(knobs, separators=(",", ":"), sort_keys=sort_keys)
-        cached = _JSON[key] = (rules, text)
-    return cached[1]
+        return json.dumps(knobs, separators=(",", ":"), sort_keys=sort_keys)
+
+    return _JSON[sort_keys].get(rules, make)
