@@ -292,3 +292,41 @@ def test_bad_lease_options_are_refused_in_one_line(
     assert main(["serve", "--db", "sqlite:///unused.db", *options]) == 2
     err = capsys.readouterr().err.strip()
     assert said in err and "\n" not in err
+
+
+def test_a_process_over_its_part_gives_back_every_idle_table_over_it_at_once(
+    tmp_path: Path,
+) -> None:
+    """A process joins one that holds all eight tables: at the next pass the first gives back
+    the four over its part (those between rounds) at once, and the newcomer takes them at its
+    own next pass (a process joining 330 tables got its share one table a pass, minutes)."""
+    import asyncio
+
+    from pontoon.server.tenure import Leasing, Tenure
+
+    names = [f"t{i}" for i in range(8)]
+    busy = {"t0"}  # a round is on there: kept however many are over the part
+    with Store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        opened: dict[str, list[str]] = {"a": [], "b": []}
+
+        def tenure(owner: str) -> Tenure:
+            return Tenure(
+                store,
+                Leasing(f"127.0.0.1:{len(owner)}", 30.0, owner),
+                names,
+                lambda name, fence: opened[owner].append(name),
+                lambda name: opened[owner].remove(name),
+                lambda name: name not in busy,
+            )
+
+        a = tenure("a")
+        a.start()
+        assert sorted(a.held) == names
+        b = tenure("b")
+        b.start()  # all held: it takes none yet
+        assert not b.held
+        asyncio.run(a.tend())  # two alive: a's part is four
+        assert len(a.held) == 4 and "t0" in a.held
+        asyncio.run(b.tend())
+        assert sorted(b.held) == sorted(opened["b"]) and len(b.held) == 4
+        assert set(a.held).isdisjoint(b.held) and sorted(opened["a"]) == sorted(a.held)

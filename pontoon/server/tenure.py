@@ -48,8 +48,8 @@ class Tenure:
     rounds. Each process beats in the store while it runs, and takes its part of the tables
     (1/N of them, rounded up, N the processes alive, or ``processes`` if more), and more only
     of a table left unheld for a whole pass: a table whose owner died goes to one with room
-    first. A process holding more than its part (one joined, or came back) gives one table
-    back per pass, between rounds."""
+    first. A process holding more than its part (one joined, or came back) gives back the
+    tables over it that are between rounds, at each pass."""
 
     def __init__(
         self,
@@ -112,17 +112,16 @@ class Tenure:
                 self._take(name)
         self._unheld = {n for n in unheld if n not in self.held}
         if len(self.held) > self.part:
-            await self._give_one()
+            await self._give_back(len(self.held) - self.part)
 
-    async def _give_one(self) -> None:
-        """Let go of one table between rounds, for a process with less than its part."""
-        for name in sorted(self.held):
-            if self._idle(name):
-                await asyncio.to_thread(release, self.store, self.leasing.owner, name)
-                del self.held[name]
-                log.info("table %s given back: another process has room for it", name)
-                self._drop(name)
-                return
+    async def _give_back(self, over: int) -> None:
+        """Let go of up to ``over`` tables between rounds, for processes with less than their
+        part (a table in a round is kept: it goes at a later pass)."""
+        for name in [n for n in sorted(self.held) if self._idle(n)][:over]:
+            await asyncio.to_thread(release, self.store, self.leasing.owner, name)
+            del self.held[name]
+            log.info("table %s given back: another process has room for it", name)
+            self._drop(name)
 
     async def address_of(self, table: str) -> str | None:
         """The address of the process holding ``table``'s lease, if another (read from the
