@@ -250,6 +250,52 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
     assert main(["verify", "--db", f"sqlite:///{srv.db}"]) == 0
 
 
+class _SlowSocket:
+    """A WebSocket whose sends take the seconds listed (no abort: a test client's)."""
+
+    def __init__(self, seconds: list[float]) -> None:
+        self.scope: dict[str, Any] = {}
+        self.seconds = seconds
+        self.sent: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        import asyncio
+
+        await asyncio.sleep(self.seconds.pop(0))
+        self.sent.append(text)
+
+    async def close(self, code: int = 1000) -> None:
+        pass
+
+
+def test_a_busy_client_is_dropped_only_by_one_send_over_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each send is bounded, not their sum: a client whose sends each take 60 % of
+    ``SEND_SECONDS``, one after another for several times the limit, stays; one send that
+    takes longer drops it and stops its writer (one watch a client, looked at again when a
+    send began after it was set)."""
+    import asyncio
+
+    from pontoon.server.table import Session
+
+    monkeypatch.setattr(outbox, "SEND_SECONDS", 0.2)
+
+    async def play(seconds: list[float]) -> tuple[outbox.Outbox, _SlowSocket, list[Any]]:
+        ws, gone = _SlowSocket(list(seconds)), []
+        box = outbox.Outbox(ws, Session("t", "ana", "player", "kauri"), gone.append)  # type: ignore[arg-type]
+        for i in range(len(seconds)):
+            box.post({"type": "ok", "ref": str(i)})
+        await asyncio.sleep(sum(seconds) + 0.3)
+        await box.finish()
+        return box, ws, gone
+
+    box, ws, gone = asyncio.run(play([0.12] * 6))
+    assert len(ws.sent) == 6 and not box.dropped and not gone
+    box, ws, gone = asyncio.run(play([0.12, 0.12, 0.5, 0.01]))
+    assert len(ws.sent) == 2 and box.dropped and gone == [box]
+
+
 def _frame(text: str) -> bytes:
     """A client's masked text frame (RFC 6455 5.2), under 64 KiB."""
     data = text.encode()

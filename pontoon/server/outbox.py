@@ -48,7 +48,10 @@ class Outbox:
         self._code: int | None = None  # the close code, once every message is sent
         self._later: asyncio.TimerHandle | None = None  # a state to queue later (post_later)
         self._wake = asyncio.Event()
-        self._task = asyncio.get_running_loop().create_task(self._write())
+        self._loop = asyncio.get_running_loop()
+        self._began: float | None = None  # when the send in flight began (the loop's time)
+        self._watch: asyncio.TimerHandle | None = None  # looks at that send once it may be late
+        self._task = self._loop.create_task(self._write())
         self.opened = next(_OPENED)  # (the oldest of a session's sockets is closed first)
 
     def post_state(self, text: str, last: bool = False) -> None:
@@ -129,20 +132,38 @@ class Outbox:
                 if item is None:
                     self._states -= 1
                     item = self._state
-                async with asyncio.timeout(SEND_SECONDS):
-                    await self.ws.send_text(item)
-        except TimeoutError:
-            self.drop(f"a message not taken by its socket within {SEND_SECONDS:g} s")
+                self._began = self._loop.time()
+                if self._watch is None:
+                    self._watch = self._loop.call_at(self._began + SEND_SECONDS, self._overdue)
+                await self.ws.send_text(item)
+                self._began = None
         except Exception:  # the connection is gone: its handler sees it end
             self.closed = True
             self._queue.clear()
             self._states = 0
+
+    def _overdue(self) -> None:
+        """The watch: a send in flight for :data:`SEND_SECONDS` drops the client and stops its
+        writer; one begun since is looked at again when it may be late. (One timer a client
+        while it sends, not one per message: a timeout around each send was some 5 % of a
+        busy server's CPU.)"""
+        self._watch = None
+        if self._began is None or self._task.done():
+            return
+        due = self._began + SEND_SECONDS
+        if self._loop.time() < due:
+            self._watch = self._loop.call_at(due, self._overdue)
+            return
+        self.drop(f"a message not taken by its socket within {SEND_SECONDS:g} s")
+        self._task.cancel()
 
     async def finish(self) -> None:
         """The handler ends: what a close queued is sent first (within the time limit), else
         the writer just stops (the peer is gone)."""
         if self._later is not None:
             self._later.cancel()
+        if self._watch is not None:
+            self._watch.cancel()
         if self.closed and not self.dropped:
             with suppress(TimeoutError):
                 async with asyncio.timeout(SEND_SECONDS):
