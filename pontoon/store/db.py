@@ -493,20 +493,21 @@ class Store:
             mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
             round_id = rnd.id if rnd is not None else None
             if rnd is not None and rnd.id is None:  # a new round: its id enters the hashes
-                made = conn.execute(
-                    rounds.insert().values(
-                        table_id=batch.table,
-                        number=rnd.number,
-                        status=rnd.status,
-                        rules=rnd.rules,
-                        started_at=at,
-                        first_seq=mine[0],
-                        last_seq=mine[-1],
-                        house=rnd.house,
-                    )
-                ).inserted_primary_key
-                assert made is not None
-                round_id = int(made[0])
+                made = self._sql.one(
+                    conn,
+                    self._sql.insert_round,
+                    {
+                        "table_id": batch.table,
+                        "number": rnd.number,
+                        "status": rnd.status,
+                        "rules": rnd.rules,
+                        "started_at": at,
+                        "first_seq": mine[0],
+                        "last_seq": mine[-1],
+                        "house": rnd.house,
+                    },
+                )
+                round_id = int(made)
             h = batch.prev_hash
             for i, (e, in_round) in enumerate(batch.events):
                 seq = first + i
@@ -791,6 +792,16 @@ _MOVE_HEAD = (
     .values(head_seq=bindparam("b_seq"), head_hash=bindparam("b_hash"))
 )
 _MOVE_FENCED_HEAD = _MOVE_HEAD.where(tables.c.fence == bindparam("b_fence"))
+_NEW_ROUND = [
+    "table_id",
+    "number",
+    "status",
+    "rules",
+    "started_at",
+    "first_seq",
+    "last_seq",
+    "house",
+]
 _UPDATE_ROUND = (
     update(rounds)
     .where(rounds.c.id == bindparam("b_id"))
@@ -834,6 +845,9 @@ class _Statements:
         self.move_fenced_head = self._compile(_MOVE_FENCED_HEAD)
         self.insert_events = self._insert(events, [c.name for c in events.c])
         self.insert_ledger = self._insert(ledger, [c.name for c in ledger.c if c.name != "id"])
+        self.insert_round = self._compile(  # its id by RETURNING (SQLite 3.35 and later)
+            rounds.insert().returning(rounds.c.id), _NEW_ROUND
+        )
         self.update_round = self._compile(_UPDATE_ROUND)
         self.insert_players = self._compile(round_players.insert(), ["round_id", "player", "net"])
         self.update_net = self._compile(_UPDATE_NET)
