@@ -8,7 +8,8 @@ check the tables' hold against theory: docs/audit.md). A bot thinks before each 
 random pause, uniform between 0 and twice ``--think`` milliseconds (default 150: a mean of
 150 ms, far quicker than people play); ``--think 0`` sends at once, which measures the
 server at saturation (then the latency is the queue of the 50 tables' waiting messages).
-The bots are cheap: they decode a state only when it may concern them.
+The bots are cheap: they decode a state only when it may concern them, with orjson (as the
+server encodes them).
 
 The server runs in its own process (``pontoon serve``) on an SQLite store in a temporary
 directory. Reports actions/s (acknowledged messages: wagers, deals, decisions) and the p50/p99
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import websockets
 
 from pontoon.analysis.chart import pair_row, total_row
@@ -166,13 +168,13 @@ async def bot(
             n += 1
             msg["id"] = ref = f"{name}-{n}"
             t0 = time.perf_counter()
-            await ws.send(json.dumps(msg))
+            await ws.send(orjson.dumps(msg).decode())
             while True:
                 text = str(await ws.recv())
                 if text.startswith('{"type":"state"'):
                     latest = text
                     continue
-                m = json.loads(text)
+                m = orjson.loads(text)
                 if m.get("ref") == ref:
                     st.latencies.append(time.perf_counter() - t0)
                     st.trace.append((t0, st.latencies[-1], msg["type"], name))
@@ -191,7 +193,7 @@ async def bot(
                     return
 
         while time.monotonic() < stop:
-            s = json.loads(latest)
+            s = orjson.loads(latest)
             mine = [b for b in s["boxes"] if name in b["players"]]
             if s["phase"] in ("idle", "over") or (s["phase"] == "betting" and not mine):
                 await request({"type": "bet", "box": box, "amount": s["rules"]["table_min"]})
