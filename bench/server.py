@@ -282,7 +282,7 @@ def _processes() -> dict[int, tuple[int, float, str]]:
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -18,6 +18,7 @@ pontoon.errors.InputError: knob 'decks' must be between 1 and 8, not 9
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import tomllib
 from collections.abc import Mapping
@@ -355,9 +356,12 @@ def rules_json(rules: RuleSet, *, sort_keys: bool = False) -> str:
     >>> '"interrupted":"void"' in rules_json(load_rules("nz-pontoon", {"interrupted": "void"}))
     True
     """
+    return _JSON[sort_keys].get(rules, _SORTED_JSON if sort_keys else _knobs_json)
 
-    def make(rules: RuleSet) -> str:
-        knobs = {k: v for k, v in rules.to_dict().items() if _POLICY_DEFAULTS.get(k, _KEEP) != v}
-        return json.dumps(knobs, separators=(",", ":"), sort_keys=sort_keys)
 
-    return _JSON[sort_keys].get(rules, make)
+def _knobs_json(rules: RuleSet, sort_keys: bool = False) -> str:
+    knobs = {k: v for k, v in rules.to_dict().items() if _POLICY_DEFAULTS.get(k, _KEEP) != v}
+    return json.dumps(knobs, separators=(",", ":"), sort_keys=sort_keys)
+
+
+_SORTED_JSON: Final = functools.partial(_knobs_json, sort_keys=True)

@@ -897,7 +897,7 @@ class _Statements:
 
     def _insert(self, table: Any, columns: list[str]) -> _Stmt:
         """Rows of ``columns`` into ``table``: on PostgreSQL by ``COPY … FROM STDIN``, which
-        costs the writer a sixth and the server two thirds of an ``INSERT`` per row (a group
+        costs the writer a sixth and the database two thirds of an ``INSERT`` per row (a group
         commit's events are most of its rows); elsewhere an ``executemany``."""
         if self.dialect.name != "postgresql":
             return self._compile(table.insert(), columns)

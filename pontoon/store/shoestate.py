@@ -74,7 +74,11 @@ def _digest(text: str) -> str:
     :func:`~pontoon.rules.rules_json` keeps it). A shoe names its rules by it: the rules
     themselves (about 1.2 KB) took a six-deck shoe's sealed text past PostgreSQL's TOAST
     threshold, and the text is written with every event."""
-    return _DIGESTS.get(text, lambda t: hashlib.sha256(t.encode()).hexdigest())
+    return _DIGESTS.get(text, _sha256)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _cards(text: str) -> tuple[Card, ...]:
