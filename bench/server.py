@@ -104,8 +104,9 @@ class Stats:
 
 def _idle(text: str) -> bool:
     """A state that cannot concern this bot: play goes on and it has no legal move. (The
-    server's state text ends with the recipient's own part, ``"legal":[...]}``.)"""
-    return text.endswith('"legal":[]}') and (
+    server's state text ends with the recipient's own part, ``"legal":[...],"balance":...}``:
+    its last ``"legal":`` is the bot's; tests/test_bench_server.py holds the two together.)"""
+    return text.startswith('"legal":[]', text.rfind('"legal":')) and (
         '"phase":"playing"' in text or '"phase":"insurance"' in text
     )
 
@@ -225,8 +226,9 @@ async def bot(
                     msg["follow"] = move["follow"]
                 await request(msg)
                 continue
-            try:
-                await asyncio.wait_for(next_state(), timeout=max(0.05, stop - time.monotonic()))
+            try:  # (a timeout, not wait_for: that made a task for every wait)
+                async with asyncio.timeout(max(0.05, stop - time.monotonic())):
+                    await next_state()
             except TimeoutError:
                 break
 

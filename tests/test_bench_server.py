@@ -1,0 +1,60 @@
+"""The bench's bots read the server's state texts as the server writes them: a bot decodes a
+state only when it may concern it (``bench/server.py``, ``_idle``). A predicate that never
+matches makes every bot decode every state of its table — the bench then measures its own
+bots (it did: the personal part came to end with the balance, not the legal moves)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from tests.test_server import _app, _seat_three
+from tests.test_server_helpers import serving
+
+BENCH = Path(__file__).parent.parent / "bench" / "server.py"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_server", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_bot_skips_exactly_the_states_that_cannot_concern_it(tmp_path: Path) -> None:
+    idle = _bench()._idle
+    with serving(_app(tmp_path / "s.db")) as client:
+        ana, ben, cat = _seat_three(client)
+        texts = []
+        for p in (ana, ben, cat):  # every state each has been sent since the deal
+            p.send(type="state")
+            while True:
+                text = p.ws.receive_text()
+                if json.loads(text)["type"] != "state":
+                    continue
+                texts.append(text)
+                if json.loads(text)["version"] >= cat.state["version"]:
+                    break
+        assert texts
+        for text in texts:
+            s = json.loads(text)
+            in_play = s["phase"] in ("playing", "insurance")
+            assert idle(text) == (in_play and not s["legal"]), (s["phase"], s["legal"])
+        # the deal's state asks each of them about insurance (the dealer's ace): none idle;
+        # once ana has declined, her own state has no move left while the others decide
+        assert ana.act("no-insurance", 1)["type"] == "ok"
+        ana.send(type="state")
+        while True:
+            text = ana.ws.receive_text()
+            if json.loads(text)["type"] == "state":
+                s = json.loads(text)
+                if not s["legal"]:
+                    assert idle(text)
+                    break
