@@ -102,13 +102,18 @@ class Stats:
         self.start = 0.0  # when the bots began (perf_counter, as the trace)
 
 
-def _idle(text: str) -> bool:
-    """A state that cannot concern this bot: play goes on and it has no legal move. (The
-    server's state text ends with the recipient's own part, ``"legal":[...],"balance":...}``:
-    its last ``"legal":`` is the bot's; tests/test_bench_server.py holds the two together.)"""
-    return text.startswith('"legal":[]', text.rfind('"legal":')) and (
-        '"phase":"playing"' in text or '"phase":"insurance"' in text
-    )
+def _idle(text: str, seated: str | None = None) -> bool:
+    """A state that cannot concern this bot: play goes on and it has no legal move; with
+    ``seated`` (a bot that waits for the deal another calls), a state of the betting in
+    which its box has its wager. The server's state text begins with the table's phase and
+    ends with the recipient's own part, ``"legal":[...],"balance":...}``: its first
+    ``"phase":`` is the table's, its last ``"legal":`` the bot's (tests/test_bench_server.py
+    holds the two together). Decoding every state was a third of the bots' CPU."""
+    start = text.find('"phase":"') + 9
+    phase = text[start : text.find('"', start)]
+    if phase in ("playing", "insurance"):
+        return text.startswith('"legal":[]', text.rfind('"legal":'))
+    return seated is not None and phase == "betting" and f'"seated":"{seated}"' in text
 
 
 def chart_wishes(cells: dict[str, list[str]], hand: dict[str, Any], up: str) -> list[str]:
@@ -189,11 +194,17 @@ async def bot(
             nonlocal latest
             while True:
                 text = str(await ws.recv())
-                if text.startswith('{"type":"state"') and not _idle(text):
+                if text.startswith('{"type":"state"') and not _idle(text, None if first else name):
                     latest = text
                     return
 
         while time.monotonic() < stop:
+            if _idle(latest):  # (its own move made, the others' turn)
+                try:
+                    async with asyncio.timeout(max(0.05, stop - time.monotonic())):
+                        await next_state()
+                except TimeoutError:
+                    break
             s = orjson.loads(latest)
             mine = [b for b in s["boxes"] if name in b["players"]]
             if s["phase"] in ("idle", "over") or (s["phase"] == "betting" and not mine):

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from tests.test_server import _app, _seat_three
-from tests.test_server_helpers import serving
+from tests.test_server_helpers import Player, serving
 
 BENCH = Path(__file__).parent.parent / "bench" / "server.py"
 
@@ -58,3 +58,27 @@ def test_a_bot_skips_exactly_the_states_that_cannot_concern_it(tmp_path: Path) -
                 if not s["legal"]:
                     assert idle(text)
                     break
+
+
+def test_a_bot_that_bet_skips_the_betting_until_the_deal(tmp_path: Path) -> None:
+    """A bot waiting for another to call the deal skips the states of the betting once its
+    own box holds its wager, and only then."""
+    idle = _bench()._idle
+    with serving(_app(tmp_path / "s.db")) as client:
+        ana, ben = Player(client, "kauri", "ana"), Player(client, "kauri", "ben")
+        assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
+        ben.send(type="state")
+        while True:  # ben sees ana's wager and has none of his own
+            text = ben.ws.receive_text()
+            if json.loads(text).get("boxes"):
+                break
+        assert json.loads(text)["phase"] == "betting"
+        assert not idle(text, "ben") and not idle(text)
+        assert ben.send(type="bet", box=2, amount=1000)["type"] == "ok"
+        ben.send(type="state")
+        while True:
+            text = ben.ws.receive_text()
+            if len(json.loads(text).get("boxes", ())) == 2:
+                break
+        assert idle(text, "ben") and idle(text, "ana") and not idle(text, "cat")
+        assert not idle(text)  # (the bot that calls the deal reads it)
