@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -20,65 +21,62 @@ from tests.test_server_helpers import Player, serving
 BENCH = Path(__file__).parent.parent / "bench" / "server.py"
 
 
-def _bench() -> ModuleType:
+def _idle() -> Callable[..., bool]:
     spec = importlib.util.spec_from_file_location("bench_server", BENCH)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
+    return module._idle  # type: ignore[no-any-return]
+
+
+def _states(p: Player) -> list[str]:
+    """Every state text ``p`` is sent up to the table as it is now (asked for with a
+    ``state`` message: its answer names the version)."""
+    p.n += 1
+    p.ws.send_text(json.dumps({"type": "state", "id": f"look-{p.n}"}))
+    texts, version = [], None
+    while True:
+        text = p.ws.receive_text()
+        m: dict[str, Any] = json.loads(text)
+        if m["type"] == "state":
+            texts.append(text)
+        elif m.get("ref") == f"look-{p.n}":
+            version = m["version"]
+        if version is not None and texts and json.loads(texts[-1])["version"] >= version:
+            return texts
 
 
 def test_a_bot_skips_exactly_the_states_that_cannot_concern_it(tmp_path: Path) -> None:
-    idle = _bench()._idle
+    idle = _idle()
     with serving(_app(tmp_path / "s.db")) as client:
         ana, ben, cat = _seat_three(client)
-        texts = []
-        for p in (ana, ben, cat):  # every state each has been sent since the deal
-            p.send(type="state")
-            while True:
-                text = p.ws.receive_text()
-                if json.loads(text)["type"] != "state":
-                    continue
-                texts.append(text)
-                if json.loads(text)["version"] >= cat.state["version"]:
-                    break
-        assert texts
+        # the deal's state asks each of them about insurance (the dealer's ace): none idle
+        for p in (ana, ben, cat):
+            text = _states(p)[-1]
+            assert json.loads(text)["legal"] and not idle(text)
+        # once ben and cat have declined, they have no move while ana plays her box
+        assert ben.act("no-insurance", 1)["type"] == "ok"
+        assert cat.act("no-insurance", 2)["type"] == "ok"
+        texts = [t for p in (ana, ben, cat) for t in _states(p)]
+        assert any(idle(t) for t in texts)
         for text in texts:
             s = json.loads(text)
             in_play = s["phase"] in ("playing", "insurance")
-            assert idle(text) == (in_play and not s["legal"]), (s["phase"], s["legal"])
-        # the deal's state asks each of them about insurance (the dealer's ace): none idle;
-        # once ana has declined, her own state has no move left while the others decide
-        assert ana.act("no-insurance", 1)["type"] == "ok"
-        ana.send(type="state")
-        while True:
-            text = ana.ws.receive_text()
-            if json.loads(text)["type"] == "state":
-                s = json.loads(text)
-                if not s["legal"]:
-                    assert idle(text)
-                    break
+            assert idle(text) == (in_play and not s["legal"]), (s["you"], s["legal"])
 
 
 def test_a_bot_that_bet_skips_the_betting_until_the_deal(tmp_path: Path) -> None:
     """A bot waiting for another to call the deal skips the states of the betting once its
     own box holds its wager, and only then."""
-    idle = _bench()._idle
+    idle = _idle()
     with serving(_app(tmp_path / "s.db")) as client:
         ana, ben = Player(client, "kauri", "ana"), Player(client, "kauri", "ben")
         assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
-        ben.send(type="state")
-        while True:  # ben sees ana's wager and has none of his own
-            text = ben.ws.receive_text()
-            if json.loads(text).get("boxes"):
-                break
+        text = _states(ben)[-1]  # ben sees ana's wager and has none of his own
         assert json.loads(text)["phase"] == "betting"
-        assert not idle(text, "ben") and not idle(text)
+        assert not idle(text, "ben") and not idle(text) and idle(text, "ana")
         assert ben.send(type="bet", box=2, amount=1000)["type"] == "ok"
-        ben.send(type="state")
-        while True:
-            text = ben.ws.receive_text()
-            if len(json.loads(text).get("boxes", ())) == 2:
-                break
+        text = _states(ben)[-1]
+        assert len(json.loads(text)["boxes"]) == 2
         assert idle(text, "ben") and idle(text, "ana") and not idle(text, "cat")
         assert not idle(text)  # (the bot that calls the deal reads it)
