@@ -66,6 +66,7 @@ import websockets
 from pontoon.analysis.chart import pair_row, total_row
 from pontoon.cards import Card
 from pontoon.hand import is_soft, total
+from pontoon.server.timing import at_most
 from pontoon.sim.reference import wishes
 
 HOST = "127.0.0.1"
@@ -91,6 +92,36 @@ def _gc_delta(before: Any, after: Any, key: str) -> list[int] | None:
     if not before or not after:
         return None
     return [b - a for a, b in zip(before[key], after[key], strict=True)]
+
+
+def _each_process(base: str, n: int) -> dict[int, dict[str, Any]]:
+    """Every serving process's ``/api/stats``, by its pid: with ``--processes`` the parent
+    hands each new connection to its children in turn, so it is asked on new connections
+    until each has answered."""
+    found: dict[int, dict[str, Any]] = {}
+    for _ in range(8 * n):
+        stats = httpx.get(f"{base}/api/stats", timeout=10).json()
+        found[stats.get("pid", 0)] = stats
+        if len(found) >= n:
+            break
+    return found
+
+
+def _sum_delta(before: dict[int, Any], after: dict[int, Any], part: str, key: str) -> Any:
+    """``after`` less ``before``, summed over the processes, of ``stats[part][key]`` (a
+    number or a list of them; a process started meanwhile counts from nothing)."""
+    total: Any = None
+    for pid, stats in after.items():
+        now = stats.get(part, {}).get(key)
+        if now is None:
+            continue
+        was = before.get(pid, {}).get(part, {}).get(key)
+        if isinstance(now, list):
+            d = [a - b for a, b in zip(now, was or [0] * len(now), strict=True)]
+            total = d if total is None else [a + b for a, b in zip(total, d, strict=True)]
+        else:
+            total = (total or 0) + now - (was or 0)
+    return total
 
 
 class Stats:
@@ -486,7 +517,8 @@ def main() -> None:
                         raise SystemExit("the server did not start")
                     if waiting:
                         time.sleep(0.1)
-            gc0 = httpx.get(f"{base}/api/stats", timeout=10).json().get("gc")
+            before = _each_process(base, args.processes)
+            gc0 = next(iter(before.values())).get("gc")
             try:  # the bots are cheaper on uvloop (the server uses it too, via uvicorn)
                 import uvloop
 
@@ -499,8 +531,11 @@ def main() -> None:
             )
             database1 = _database_cpu(url)
             database_cpu = sum(t - database0.get(p, 0.0) for p, t in database1.items())
-            stats = httpx.get(f"{base}/api/stats", timeout=10).json()
-            writes, gc1 = stats["store"], stats.get("gc")
+            after = _each_process(base, args.processes)
+            stats = after.get(next(iter(before)), next(iter(after.values())))
+            gc1 = stats.get("gc")
+            writes = {k: _sum_delta(before, after, "store", k) for k in stats["store"]}
+            applying = _sum_delta(before, after, "applying", "counts")
             load = os.getloadavg()
         finally:
             server.terminate()
@@ -551,7 +586,11 @@ def main() -> None:
         if database1
         else None,
         "load_average_1m": round(load[0], 2),
-        "store_commits": writes["commits"],  # (with --processes: one process's)
+        # how long the servers took over the bots' messages, from reading one to posting its
+        # answer (its commit and broadcast included): bounds from their histograms
+        "server_p50_ms_at_most": at_most(applying, 0.50) if applying else None,
+        "server_p99_ms_at_most": at_most(applying, 0.99) if applying else None,
+        "store_commits": writes["commits"],  # (the processes' own, while the bots played)
         "writes_per_commit": round(writes["batches"] / max(1, writes["commits"]), 2),
         "ms_per_commit": round(writes["seconds"] * 1000 / max(1, writes["commits"]), 2),
         # the writer's CPU in them, its thread's or its process's (the rest: the disk, the GIL)
@@ -570,7 +609,9 @@ def main() -> None:
     print(
         f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "
         f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms "
-        f"({result['p99_ms_warm']} ms after the first {WARM:g} s); {rounds} rounds; "
+        f"({result['p99_ms_warm']} ms after the first {WARM:g} s; in the servers p50 ≤ "
+        f"{result['server_p50_ms_at_most']}, p99 ≤ {result['server_p99_ms_at_most']} ms); "
+        f"{rounds} rounds; "
         f"lost {lost}, duplicated {duplicated}; verify {result['verify']}; think {args.think} ms; "
         f"server CPU {result['server_cpu_ms_per_action']} ms/action, bots "
         f"{result['bots_cpu_ms_per_action']}"

@@ -761,6 +761,27 @@ def test_a_failing_test_fails_at_once(db: Path) -> None:
     assert done.wait(60), "serving did not close the sockets left open"
 
 
+def test_the_stats_count_how_long_each_message_that_would_change_a_table_took(
+    db: Path,
+) -> None:
+    """``/api/stats`` ``applying``: every bet, deal and decision handled (refused ones too),
+    none of the looks (``state``, ``ping``), in a histogram whose counts add up."""
+    import os
+
+    with serving(_app(db)) as c:
+        assert c.get("/api/stats").json()["applying"]["count"] == 0
+        ana, ben, cat = _seat_three(c)  # three bets and a deal
+        assert ana.act("hit", 2)["type"] == "error"  # not her box: refused, still handled
+        ana.fresh()  # a look: not counted
+        stats = c.get("/api/stats").json()
+        applying = stats["applying"]
+        assert applying["count"] == 5 == sum(applying["counts"])
+        assert len(applying["counts"]) == len(applying["bounds_ms"]) + 1
+        assert 0 < applying["seconds"] < 30
+        assert applying["p50_ms_at_most"] <= applying["p99_ms_at_most"] <= 10_000
+        assert stats["pid"] == os.getpid()
+
+
 def test_the_collector_runs_rarely_while_serving_and_the_stats_say_so(db: Path) -> None:
     """While the server serves, the cyclic collector's thresholds are ``GC_THRESHOLDS`` (a
     young pass every 700 allocations stopped the loop and the writer every few actions) and

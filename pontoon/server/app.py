@@ -18,7 +18,9 @@ import asyncio
 import gc
 import json
 import logging
+import os
 import secrets
+import time
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager, suppress
@@ -74,6 +76,7 @@ from .table import (
     with_limits,
 )
 from .tenure import CLOSE_MOVED, Leasing, Tenure
+from .timing import Timings
 from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
 
@@ -115,6 +118,7 @@ class Hub:
     ) -> None:
         self.store = store
         self.writer = GroupWriter(store, process=writer_process)
+        self.applying = Timings()  # the messages that would change a table, each handled
         self.accounts = accounts
         self.wallets: dict[str, int] | None = {} if accounts is not None else None
         self.remote = None
@@ -361,6 +365,7 @@ class Hub:
         """One message from ``client``: applied (committed, then broadcast) or refused with
         nothing changed. Returns the reply for the sender."""
         session = client.session
+        start = time.perf_counter()
         try:
             msg = parse(text)
         except BadMessage as exc:
@@ -378,6 +383,8 @@ class Hub:
             return await self._apply(table, client, msg)
         except Refused as exc:
             return _error(exc, msg.id)
+        finally:
+            self.applying.add(time.perf_counter() - start)
 
     async def _apply(self, table: Table, client: Client, msg: Message) -> dict[str, Any]:
         session = client.session
@@ -730,8 +737,10 @@ def create_app(
     @app.get("/api/stats")
     async def stats() -> dict[str, Any]:
         """The store writer's group commits (transactions, batches, seconds) so far, the
-        cyclic collector's passes and what they freed, by generation, and the requests
-        passed on to another process (``http``, ``websocket``)."""
+        cyclic collector's passes and what they freed, by generation, the requests passed on
+        to another process (``http``, ``websocket``), and how long the messages that would
+        change a table took to handle (:mod:`pontoon.server.timing`). ``pid``: which
+        process answered (several answer at one address)."""
         passes = gc.get_stats()
         collector = {
             "thresholds": list(gc.get_threshold()),
@@ -743,6 +752,8 @@ def create_app(
             "store": hub().writer.stats(),
             "gc": collector,
             "passed_on": dict(passed),
+            "applying": hub().applying.doc(),
+            "pid": os.getpid(),
         }
 
     @app.post("/api/tables/{name}/join")
