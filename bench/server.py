@@ -16,9 +16,11 @@ directory. Reports actions/s (acknowledged messages: wagers, deals, decisions) a
 latency from sending a message to its acknowledgement, which comes after the commit and after
 the new state was queued for every client of the table (each client has its own writer), and
 the p99 again without the first two seconds (``p99_ms_warm``: every bot's first wager comes
-in the same 0.3 s, with the tables' first shuffles); the
-CPU time the server and the bots used per action; and the load average of the machine while it
-ran (the machine is shared). Then ``pontoon verify`` checks the store and the decisions
+in the same 0.3 s, with the tables' first shuffles); the servers' own p50 and p99 of handling
+those messages, commit included (``server_p50_ms_at_most``, ``server_p99_ms_at_most``: bounds
+from every process's ``/api/stats`` histogram while the bots played); the CPU time the server
+and the bots used per action; and the load average of the machine while it ran (the machine is
+shared). Then ``pontoon verify`` checks the store and the decisions
 acknowledged are counted against the decisions recorded: zero lost, zero duplicated.
 
 ``--accounts`` serves in accounts mode: each bot is an account (made in the store before the
