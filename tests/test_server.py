@@ -770,7 +770,7 @@ def test_the_stats_count_how_long_each_message_that_would_change_a_table_took(
 
     with serving(_app(db)) as c:
         assert c.get("/api/stats").json()["applying"]["count"] == 0
-        ana, ben, cat = _seat_three(c)  # three bets and a deal
+        ana, _, _ = _seat_three(c)  # three bets and a deal
         assert ana.act("hit", 2)["type"] == "error"  # not her box: refused, still handled
         ana.fresh()  # a look: not counted
         stats = c.get("/api/stats").json()
