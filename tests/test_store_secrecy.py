@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import sqlite3
 import threading
 from pathlib import Path
@@ -92,6 +93,14 @@ def test_the_stored_shoe_is_sealed_yet_resumes_the_same_cards(url: str) -> None:
     assert state == snapshot(shoe)
     twin = restore(RULES, state, None)
     assert [twin.draw() for _ in range(20)] == [shoe.draw() for _ in range(20)]
+
+
+def test_the_keys_cross_to_a_writer_process_by_pickle() -> None:
+    new, old = _key(), _key()
+    sealed = ShoeKeys([old]).seal("the shoe")
+    keys = pickle.loads(pickle.dumps(ShoeKeys([new, old], "a file")))
+    assert keys.source == "a file" and keys.open(sealed) == "the shoe"
+    assert ShoeKeys([new]).open(keys.seal("again")) == "again"  # the first key still seals
 
 
 def test_a_wrong_key_is_refused_in_one_line_and_the_row_stays(url: str) -> None:

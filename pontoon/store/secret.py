@@ -48,7 +48,13 @@ class ShoeKeys:
 
     def __init__(self, keys: Iterable[str], source: str | None = None) -> None:
         self.source = source  # where the keys came from, for messages
-        self._fernet = MultiFernet([Fernet(k) for k in keys])
+        self._keys = tuple(keys)
+        self._fernet = MultiFernet([Fernet(k) for k in self._keys])
+
+    def __reduce__(self) -> tuple[type[ShoeKeys], tuple[tuple[str, ...], str | None]]:
+        """Pickled as its keys (a store's writer process gets them over its pipe): Fernet
+        objects are Rust objects that do not pickle (cryptography 51)."""
+        return ShoeKeys, (self._keys, self.source)
 
     def seal(self, text: str) -> str:
         return PREFIX + self._fernet.encrypt(text.encode()).decode()
