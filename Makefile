@@ -9,10 +9,11 @@ STAMP := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# (the analysis's compiled loops are built by the install: a change to them installs again)
-$(STAMP): pyproject.toml pontoon/analysis/_compiled.pyx | $(BIN)/python
+# (the analysis's compiled loops are built by the install: a change to them installs again;
+# constraints.txt holds every dependency to the version the tests last passed with)
+$(STAMP): pyproject.toml pontoon/analysis/_compiled.pyx constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,store,analysis,server,sim,env]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,store,analysis,server,sim,env]'
 	touch $(STAMP)
 
 run: $(STAMP)
