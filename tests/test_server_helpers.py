@@ -24,20 +24,30 @@ def free_port() -> int:
 
 
 def start_server(cwd: Path, port: int, options: Sequence[str]) -> subprocess.Popen[str]:
-    """``pontoon serve`` in a process of its own, once it answers HTTP."""
+    """``pontoon serve`` in a process of its own, once it answers HTTP; stopped again when it
+    does not (a ``--processes`` parent whose children cannot start would live on)."""
     import httpx
 
     cmd = [sys.executable, "-m", "pontoon.cli", "serve", "--port", str(port), *options]
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and f"http://127.0.0.1:{port}/" in proc.stdout.readline()
-    deadline = time.monotonic() + 30
-    while True:
+    try:
+        assert proc.stdout is not None and f"http://127.0.0.1:{port}/" in proc.stdout.readline()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
+                return proc
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+    except BaseException:
+        proc.terminate()  # (a parent stops its children)
         try:
-            httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
-            return proc
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.1)
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
 
 
 @contextmanager
