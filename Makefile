@@ -13,7 +13,7 @@ $(BIN)/python:
 # constraints.txt holds every dependency to the version the tests last passed with)
 $(STAMP): pyproject.toml pontoon/analysis/_compiled.pyx constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,store,analysis,server,sim,env]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,store,analysis,server,sim,env,bench]'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -8,8 +8,10 @@ check the tables' hold against theory: docs/audit.md). A bot thinks before each 
 random pause, uniform between 0 and twice ``--think`` milliseconds (default 150: a mean of
 150 ms, far quicker than people play); ``--think 0`` sends at once, which measures the
 server at saturation (then the latency is the queue of the 50 tables' waiting messages).
-The bots are cheap: they decode a state only when it may concern them, with orjson (as the
-server encodes them).
+The bots are cheap, so that the bench measures the server and not them: each socket is read
+by picows as its frames arrive (a callback, no task woken for a frame), a bot is woken only
+by what it waits for (the reply to its message, or a state that may concern it), and it
+decodes a state only then, with orjson (as the server encodes them).
 
 The server runs in its own process (``pontoon serve``) on an SQLite store in a temporary
 directory. Reports actions/s (acknowledged messages: wagers, deals, decisions) and the p50/p99
@@ -58,12 +60,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
-import websockets
+from picows import WSFrame, WSListener, WSMsgType, WSTransport, ws_connect
 
 from pontoon.analysis.chart import pair_row, total_row
 from pontoon.cards import Card
@@ -193,52 +196,49 @@ async def bot(
         r.raise_for_status()
         token = r.json()["token"]
     where = f"ws://{base[7:]}/ws/{table}" + ("" if accounts else f"?token={token}")
-    async with websockets.connect(where, compression=None, additional_headers=headers) as ws:
-        latest: str = str(await ws.recv())  # the newest state, decoded only when needed
+    seated = None if first else name  # (the first calls the deal: every betting state counts)
+
+    def concerns(text: str) -> bool:
+        return not _idle(text, seated)
+
+    transport, sock = await ws_connect(
+        lambda: Socket(), where, extra_headers=headers, websocket_handshake_timeout=JOIN_SECONDS
+    )
+    assert isinstance(sock, Socket)
+    try:
+        if not sock.latest:  # (the state sent on connecting may have come with the handshake)
+            await sock.state(lambda text: True)
         n = 0
         await joined.wait()  # every bot has joined and connected: the clock starts
         await go.wait()
         stop = clock[0]
 
         async def request(msg: dict[str, Any]) -> None:
-            nonlocal n, latest
+            nonlocal n
             if think:
                 await asyncio.sleep(rng.uniform(0, 2 * think))
             n += 1
             msg["id"] = ref = f"{name}-{n}"
             t0 = time.perf_counter()
-            await ws.send(orjson.dumps(msg).decode())
-            while True:
-                text = str(await ws.recv())
-                if text.startswith('{"type":"state"'):
-                    latest = text
-                    continue
-                m = orjson.loads(text)
-                if m.get("ref") == ref:
-                    st.latencies.append(time.perf_counter() - t0)
-                    st.trace.append((t0, st.latencies[-1], msg["type"], name))
-                    if m["type"] == "error":
-                        st.refused[m.get("code", "?")] = st.refused.get(m.get("code", "?"), 0) + 1
-                    elif msg["type"] == "act":
-                        st.acts_ok += 1
-                    return
-
-        async def next_state() -> None:
-            nonlocal latest
-            while True:
-                text = str(await ws.recv())
-                if text.startswith('{"type":"state"') and not _idle(text, None if first else name):
-                    latest = text
-                    return
+            reply = sock.reply(ref)
+            transport.send(WSMsgType.TEXT, orjson.dumps(msg))
+            async with asyncio.timeout(REPLY_SECONDS):
+                m = await reply
+            st.latencies.append(time.perf_counter() - t0)
+            st.trace.append((t0, st.latencies[-1], msg["type"], name))
+            if m["type"] == "error":
+                st.refused[m.get("code", "?")] = st.refused.get(m.get("code", "?"), 0) + 1
+            elif msg["type"] == "act":
+                st.acts_ok += 1
 
         while time.monotonic() < stop:
-            if _idle(latest):  # (its own move made, the others' turn)
+            if _idle(sock.latest):  # (its own move made, the others' turn)
                 try:
                     async with asyncio.timeout(max(0.05, stop - time.monotonic())):
-                        await next_state()
+                        await sock.state(concerns)
                 except TimeoutError:
                     break
-            s = orjson.loads(latest)
+            s = orjson.loads(sock.latest)
             mine = [b for b in s["boxes"] if name in b["players"]]
             if s["phase"] in ("idle", "over") or (s["phase"] == "betting" and not mine):
                 await request({"type": "bet", "box": box, "amount": s["rules"]["table_min"]})
@@ -248,33 +248,100 @@ async def bot(
                 continue
             legal = s["legal"]
             if legal:
-                acts = {m["action"]: m for m in legal}
-                move = acts.get("no-insurance") or acts.get("decline") or acts.get("complete")
-                if move is None:
-                    b = next(x for x in s["boxes"] if x["box"] == legal[0]["box"])
-                    hand = b["hands"][s["awaiting"]["hand"]] if s["awaiting"] else b["hands"][0]
-                    if chart is not None:
-                        up = s["dealer"]["cards"][0]
-                        wish = next((a for a in chart_wishes(chart, hand, up) if a in acts), None)
-                        move = acts[wish] if wish else legal[0]
-                    else:
-                        want = "hit" if hand["total"] < 17 else "stand"
-                        move = acts.get(want) or acts.get("stand") or acts.get("hit") or legal[0]
-                msg = {
-                    "type": "act",
-                    "action": move["action"],
-                    "box": move["box"],
-                    "v": s["version"],
-                }
-                if move.get("follow") is not None:
-                    msg["follow"] = move["follow"]
-                await request(msg)
+                await request(_decision(s, legal, chart))
                 continue
             try:  # (a timeout, not wait_for: that made a task for every wait)
                 async with asyncio.timeout(max(0.05, stop - time.monotonic())):
-                    await next_state()
+                    await sock.state(concerns)
             except TimeoutError:
                 break
+    finally:
+        if not transport.is_disconnected:
+            transport.send_close()
+            transport.disconnect()
+
+
+class Socket(WSListener):
+    """A bot's connection, read as its frames arrive. A state is kept as the newest (its text:
+    decoded only when the bot acts on it), except while the bot waits for a state it wants
+    (:meth:`state`): then one it does not is passed over; a reply is decoded only to see
+    whether it is the one the bot waits for (:meth:`reply`)."""
+
+    def __init__(self) -> None:
+        self.latest = ""
+        self._ref: str | None = None  # the id of the message whose reply is awaited
+        self._want: Callable[[str], bool] | None = None  # the states awaited
+        self._woken: asyncio.Future[Any] | None = None
+        self._closed: Exception | None = None
+
+    def reply(self, ref: str) -> asyncio.Future[dict[str, Any]]:
+        """The reply to the message ``ref`` (which is sent after this call)."""
+        self._ref, self._want = ref, None
+        return self._wait()
+
+    def state(self, want: Callable[[str], bool]) -> asyncio.Future[None]:
+        """The next state of which ``want`` holds (its text)."""
+        self._ref, self._want = None, want
+        return self._wait()
+
+    def _wait(self) -> asyncio.Future[Any]:
+        self._woken = asyncio.get_running_loop().create_future()
+        if self._closed is not None:
+            self._woken.set_exception(self._closed)
+        return self._woken
+
+    def _wake(self, value: Any) -> None:
+        self._ref, self._want = None, None
+        if self._woken is not None and not self._woken.done():
+            self._woken.set_result(value)
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        if frame.msg_type == WSMsgType.CLOSE:
+            self.on_ws_disconnected(transport)
+            transport.disconnect()
+            return
+        if frame.msg_type != WSMsgType.TEXT:
+            return
+        text = frame.get_payload_as_utf8_text()
+        if text.startswith('{"type":"state"'):
+            if self._want is None:
+                self.latest = text
+            elif self._want(text):
+                self.latest = text
+                self._wake(None)
+        elif self._ref is not None:
+            m = orjson.loads(text)
+            if m.get("ref") == self._ref:
+                self._wake(m)
+
+    def on_ws_disconnected(self, transport: WSTransport) -> None:
+        if self._closed is None:
+            self._closed = ConnectionError("the server closed the bot's connection")
+        if self._woken is not None and not self._woken.done():
+            self._woken.set_exception(self._closed)
+
+
+def _decision(
+    s: dict[str, Any], legal: list[dict[str, Any]], chart: dict[str, list[str]] | None
+) -> dict[str, Any]:
+    """The bot's message for its move in the state ``s``: no insurance, else the chart's
+    move, else hit below 17 and stand from it."""
+    acts = {m["action"]: m for m in legal}
+    move = acts.get("no-insurance") or acts.get("decline") or acts.get("complete")
+    if move is None:
+        b = next(x for x in s["boxes"] if x["box"] == legal[0]["box"])
+        hand = b["hands"][s["awaiting"]["hand"]] if s["awaiting"] else b["hands"][0]
+        if chart is not None:
+            up = s["dealer"]["cards"][0]
+            wish = next((a for a in chart_wishes(chart, hand, up) if a in acts), None)
+            move = acts[wish] if wish else legal[0]
+        else:
+            want = "hit" if hand["total"] < 17 else "stand"
+            move = acts.get(want) or acts.get("stand") or acts.get("hit") or legal[0]
+    msg = {"type": "act", "action": move["action"], "box": move["box"], "v": s["version"]}
+    if move.get("follow") is not None:
+        msg["follow"] = move["follow"]
+    return msg
 
 
 @functools.cache
@@ -372,6 +439,7 @@ def _own_cpu() -> float:
     return t.user + t.system
 
 
+REPLY_SECONDS = 120  # a message not answered within this fails the bench (a bot waits no longer)
 JOIN_SECONDS = 300  # every bot joined and connected within this, or the bench fails
 
 
