@@ -99,7 +99,7 @@ def test_launch_tokens_are_checked_and_used_once(tmp_path: Path) -> None:
         ana = _launch(c, "ana")
         assert c.get("/api/me", headers=ana).json()["balance"] == 10_000  # the operator's
         bad = [
-            launch_token("ana", secret="not-the-secret-we-share-at-all"),
+            launch_token("ana", secret="not-the-secret-the-operator-shares"),
             launch_token("ana", exp=int(time.time()) - 10),
             launch_token("ana", iss="someone-else"),
             launch_token("ana", aud="another-game"),
