@@ -202,7 +202,7 @@ async def bot(
         return not _idle(text, seated)
 
     transport, sock = await ws_connect(
-        lambda: Socket(), where, extra_headers=headers, websocket_handshake_timeout=JOIN_SECONDS
+        Socket, where, extra_headers=headers, websocket_handshake_timeout=JOIN_SECONDS
     )
     assert isinstance(sock, Socket)
     try:
