@@ -76,6 +76,19 @@ class ShoeState(NamedTuple):
     shuffles: int
 
 
+class Place(NamedTuple):
+    """Where a shoe stood (:meth:`Shoe.place`), to count the cards drawn since
+    (:meth:`Shoe.drawn_since`). It holds the shoe's lists themselves, so that neither can be
+    mistaken for a new list made later."""
+
+    cards: list[Card]
+    left: int  # cards in the shoe
+    rack: list[Card]
+    racked: int
+    behind_cut: int
+    shuffles: int
+
+
 class Shoe:
     """A shoe of ``rules.decks`` decks with a cutting card at ``rules.penetration``.
 
@@ -132,6 +145,37 @@ class Shoe:
         cards, rack = self._cards, self.discards
         return (id(cards), len(cards), id(rack), len(rack), self.behind_cut, self.cut_reached,
                 self.shuffles)  # fmt: skip
+
+    def place(self) -> Place:
+        """Where the shoe stands now (see :meth:`drawn_since`)."""
+        cards, rack = self._cards, self.discards
+        return Place(cards, len(cards), rack, len(rack), self.behind_cut, self.shuffles)
+
+    def drawn_since(self, place: Place) -> int | None:
+        """How many cards were drawn since ``place``, when drawing is all that happened (no
+        shuffle, nothing racked: the shoe is then ``place`` with that many cards drawn); else
+        None. A card leaves the card list only from its end and comes back only by
+        :meth:`rollback` (the same cards, to the same list), so the list's first cards are
+        those of ``place``.
+
+        >>> from pontoon.rules import load_rules
+        >>> shoe = Shoe(load_rules("nz-pontoon"), seeded(1))
+        >>> shoe.start_round(); here = shoe.place()
+        >>> _ = shoe.draw(); _ = shoe.draw(); shoe.drawn_since(here)
+        2
+        >>> shoe.discard([shoe.draw()]); shoe.drawn_since(here) is None
+        True
+        """
+        if (
+            self._cards is not place.cards
+            or self.discards is not place.rack
+            or len(self.discards) != place.racked
+            or self.shuffles != place.shuffles
+            or self.behind_cut != place.behind_cut
+            or len(self._cards) > place.left
+        ):
+            return None
+        return place.left - len(self._cards)
 
     def checkpoint(self) -> object:
         """A mark to :meth:`rollback` to. Cheap: nothing is copied; cards drawn after it are

@@ -56,6 +56,7 @@ from pontoon.store.schema import (
     tables,
     wallet_entries,
 )
+from pontoon.store.shoestate import advance
 
 if TYPE_CHECKING:
     from pontoon.store.secret import ShoeKeys
@@ -190,7 +191,9 @@ class Batch:
     prev_hash: str
     events: list[tuple[Event, bool]]  # (event, belongs to the round)
     round: RoundWrite | None = None
-    shoe: str | None = None
+    shoe: str | None = None  # the shoe, whole (pontoon.store.shoestate.snapshot)
+    # or, the shoe unchanged since it was last written whole but for cards drawn: how many
+    drawn: int | None = None
     session: tuple[str, str] | None = None  # a new session: (token's digest, player)
     ack: tuple[str, str] | None = None  # (token's digest, message id) this batch applies
     close: str | None = None  # a player whose session at the table ends (left or expired)
@@ -471,6 +474,7 @@ class Store:
         new_players: list[dict[str, Any]] = []
         nets: list[dict[str, Any]] = []
         shoes: list[dict[str, Any]] = []
+        drawn: list[dict[str, Any]] = []  # shoes that only had cards drawn since written whole
         new_sessions: list[dict[str, Any]] = []
         acks: list[dict[str, Any]] = []
         closed: list[dict[str, Any]] = []
@@ -562,7 +566,10 @@ class Store:
                     elif rnd.written.get(p) != n:
                         nets.append({"b_id": round_id, "b_player": p, "b_net": n})
             if batch.shoe is not None:
-                shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
+                shoe = {"table_id": batch.table, "seq": last, "state": sealed[id(batch)]}
+                shoes.append(shoe | {"drawn": 0})
+            elif batch.drawn is not None:
+                drawn.append({"b_table": batch.table, "b_seq": last, "b_drawn": batch.drawn})
             if batch.staff is not None:
                 who, role, action = batch.staff
                 staff.append(
@@ -587,6 +594,8 @@ class Store:
         sql.run(conn, sql.insert_players, new_players)
         sql.run(conn, sql.update_net, nets)
         sql.run(conn, sql.upsert_shoe, shoes)
+        if sql.run(conn, sql.shoe_drawn, drawn) != len(drawn):
+            raise ConflictError("a table's shoe is not the one its writer last wrote: start again")
         sql.run(conn, sql.update_ack, acks)
         sql.run(conn, sql.delete_session, closed)  # before a new one: the name is free again
         if len(batches) == 1 and new_sessions:
@@ -690,18 +699,17 @@ class Store:
                     .order_by(rounds.c.id)
                 ).scalars()
             )
-            shoe = conn.execute(
-                select(shoe_states.c.seq, shoe_states.c.state).where(
-                    shoe_states.c.table_id == table
-                )
-            ).first()
+            s = shoe_states.c
+            shoe = conn.execute(select(s.seq, s.state, s.drawn).where(s.table_id == table)).first()
         return TableState(
             int(head[0]),
             str(head[1]),
             balances,
             int(last or 0),
             [int(i) for i in open_ids],
-            (int(shoe[0]), self._open_shoe(table, str(shoe[1]))) if shoe else None,
+            (int(shoe[0]), advance(self._open_shoe(table, str(shoe[1])), int(shoe[2])))
+            if shoe
+            else None,
         )
 
     def find_session(self, token: str) -> StoredSession | None:
@@ -851,7 +859,14 @@ class _Statements:
         self.update_round = self._compile(_UPDATE_ROUND)
         self.insert_players = self._compile(round_players.insert(), ["round_id", "player", "net"])
         self.update_net = self._compile(_UPDATE_NET)
-        self.upsert_shoe = self._compile(_upsert_shoe(dialect.name), ["table_id", "seq", "state"])
+        self.upsert_shoe = self._compile(
+            _upsert_shoe(dialect.name), ["table_id", "seq", "state", "drawn"]
+        )
+        self.shoe_drawn = self._compile(
+            update(shoe_states)
+            .where(shoe_states.c.table_id == bindparam("b_table"))
+            .values(seq=bindparam("b_seq"), drawn=bindparam("b_drawn"))
+        )
         self.insert_session = self._compile(
             sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
         )
@@ -945,7 +960,7 @@ def _upsert_shoe(dialect: str) -> Any:
         stmt = sqlite_insert(shoe_states)
     return stmt.on_conflict_do_update(
         index_elements=[shoe_states.c.table_id],
-        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
+        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state, "drawn": stmt.excluded.drawn},
     )
 
 

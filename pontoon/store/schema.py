@@ -47,7 +47,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0008"
+HEAD = "0009"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -164,6 +164,9 @@ shoe_states = Table(
     Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
     Column("seq", BigInteger, nullable=False),
     Column("state", Text, nullable=False),
+    # cards drawn since ``state`` (at ``seq``): after plain draws only their count is written
+    # (0009; pontoon.store.shoestate.advance)
+    Column("drawn", Integer, nullable=False, server_default="0"),
 )
 
 sessions = Table(

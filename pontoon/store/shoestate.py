@@ -66,6 +66,37 @@ def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
     return f'{{"rules_sha256":"{_digest(rules_json(shoe.rules, sort_keys=True))}",{rest[1:]}'
 
 
+def advance(state: str, drawn: int) -> str:
+    """The :func:`snapshot` of the shoe ``state`` describes once ``drawn`` more cards have
+    been drawn from it (no shuffle between: a table writes its shoe whole whenever anything
+    else has changed, and after plain draws only their count, :class:`~pontoon.shoe.Place`).
+    The cards go from the end of the list, and the cutting card is reached as
+    :meth:`Shoe.draw <pontoon.shoe.Shoe.draw>` reaches it: when a card is drawn with no more
+    than ``behind_cut`` cards left.
+
+    >>> import numpy as np
+    >>> from pontoon.rules import load_rules
+    >>> shoe = Shoe(load_rules("nz-pontoon", {"decks": "1"}), np.random.default_rng(5))
+    >>> shoe.start_round(); text = snapshot(shoe)
+    >>> _ = [shoe.draw() for _ in range(40)]
+    >>> advance(text, 40) == snapshot(shoe) and shoe.state().cut_reached
+    True
+    """
+    if drawn == 0:
+        return state
+    try:
+        data = json.loads(state)
+        cards = data["cards"].split()
+        left = len(cards) - drawn
+        if drawn < 0 or left < 0:
+            raise ValueError(f"{drawn} cards cannot be drawn from {len(cards)}")
+        data["cards"] = " ".join(cards[:left])
+        data["cut_reached"] = bool(data["cut_reached"]) or left + 1 <= int(data["behind_cut"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"the stored shoe cannot be read: {exc}") from None
+    return json.dumps(data, separators=(",", ":"))
+
+
 _DIGESTS: Memo[str, str] = Memo()  # a rule set's JSON -> its SHA-256
 
 
