@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import (
+    BigInteger,
     Connection,
     Engine,
+    Integer,
     Row,
     bindparam,
     create_engine,
@@ -474,7 +476,6 @@ class Store:
         new_players: list[dict[str, Any]] = []
         nets: list[dict[str, Any]] = []
         shoes: list[dict[str, Any]] = []
-        drawn: list[dict[str, Any]] = []  # shoes that only had cards drawn since written whole
         new_sessions: list[dict[str, Any]] = []
         acks: list[dict[str, Any]] = []
         closed: list[dict[str, Any]] = []
@@ -545,6 +546,14 @@ class Store:
                         }
                     )
             head = {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
+            # the shoe's seq and cards drawn move with the head (a row written anyway)
+            if batch.shoe is not None:
+                shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
+                head |= {"b_shoe_seq": last, "b_drawn": 0}
+            elif batch.drawn is not None:
+                head |= {"b_shoe_seq": last, "b_drawn": batch.drawn}
+            else:
+                head |= {"b_shoe_seq": None, "b_drawn": None}
             if batch.fence is None:
                 heads.append(head)
             else:
@@ -565,11 +574,6 @@ class Store:
                         new_players.append({"round_id": round_id, "player": p, "net": n})
                     elif rnd.written.get(p) != n:
                         nets.append({"b_id": round_id, "b_player": p, "b_net": n})
-            if batch.shoe is not None:
-                shoe = {"table_id": batch.table, "seq": last, "state": sealed[id(batch)]}
-                shoes.append(shoe | {"drawn": 0})
-            elif batch.drawn is not None:
-                drawn.append({"b_table": batch.table, "b_seq": last, "b_drawn": batch.drawn})
             if batch.staff is not None:
                 who, role, action = batch.staff
                 staff.append(
@@ -594,8 +598,6 @@ class Store:
         sql.run(conn, sql.insert_players, new_players)
         sql.run(conn, sql.update_net, nets)
         sql.run(conn, sql.upsert_shoe, shoes)
-        if sql.run(conn, sql.shoe_drawn, drawn) != len(drawn):
-            raise ConflictError("a table's shoe is not the one its writer last wrote: start again")
         sql.run(conn, sql.update_ack, acks)
         sql.run(conn, sql.delete_session, closed)  # before a new one: the name is free again
         if len(batches) == 1 and new_sessions:
@@ -670,8 +672,9 @@ class Store:
     def table_state(self, table: str) -> TableState | None:
         """What a writer needs to go on appending to ``table``."""
         with self.read() as conn:
+            c = tables.c
             head = conn.execute(
-                select(tables.c.head_seq, tables.c.head_hash).where(tables.c.id == table)
+                select(c.head_seq, c.head_hash, c.shoe_seq, c.shoe_drawn).where(c.id == table)
             ).first()
             if head is None:
                 return None
@@ -699,17 +702,20 @@ class Store:
                     .order_by(rounds.c.id)
                 ).scalars()
             )
-            s = shoe_states.c
-            shoe = conn.execute(select(s.seq, s.state, s.drawn).where(s.table_id == table)).first()
+            shoe = conn.execute(
+                select(shoe_states.c.seq, shoe_states.c.state).where(
+                    shoe_states.c.table_id == table
+                )
+            ).first()
+        stored = None
+        if shoe is not None:  # at the table's shoe_seq: whole in shoe_states, and cards drawn
+            text = self._open_shoe(table, str(shoe[1]))
+            if head[2] is None:  # written before 0009
+                stored = (int(shoe[0]), text)
+            else:
+                stored = (int(head[2]), advance(text, int(head[3])))
         return TableState(
-            int(head[0]),
-            str(head[1]),
-            balances,
-            int(last or 0),
-            [int(i) for i in open_ids],
-            (int(shoe[0]), advance(self._open_shoe(table, str(shoe[1])), int(shoe[2])))
-            if shoe
-            else None,
+            int(head[0]), str(head[1]), balances, int(last or 0), [int(i) for i in open_ids], stored
         )
 
     def find_session(self, token: str) -> StoredSession | None:
@@ -797,7 +803,12 @@ class Store:
 _MOVE_HEAD = (
     update(tables)
     .where(tables.c.id == bindparam("b_table"), tables.c.head_seq == bindparam("b_old"))
-    .values(head_seq=bindparam("b_seq"), head_hash=bindparam("b_hash"))
+    .values(
+        head_seq=bindparam("b_seq"),
+        head_hash=bindparam("b_hash"),
+        shoe_seq=func.coalesce(bindparam("b_shoe_seq", type_=BigInteger), tables.c.shoe_seq),
+        shoe_drawn=func.coalesce(bindparam("b_drawn", type_=Integer), tables.c.shoe_drawn),
+    )
 )
 _MOVE_FENCED_HEAD = _MOVE_HEAD.where(tables.c.fence == bindparam("b_fence"))
 _NEW_ROUND = [
@@ -859,14 +870,7 @@ class _Statements:
         self.update_round = self._compile(_UPDATE_ROUND)
         self.insert_players = self._compile(round_players.insert(), ["round_id", "player", "net"])
         self.update_net = self._compile(_UPDATE_NET)
-        self.upsert_shoe = self._compile(
-            _upsert_shoe(dialect.name), ["table_id", "seq", "state", "drawn"]
-        )
-        self.shoe_drawn = self._compile(
-            update(shoe_states)
-            .where(shoe_states.c.table_id == bindparam("b_table"))
-            .values(seq=bindparam("b_seq"), drawn=bindparam("b_drawn"))
-        )
+        self.upsert_shoe = self._compile(_upsert_shoe(dialect.name), ["table_id", "seq", "state"])
         self.insert_session = self._compile(
             sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
         )
@@ -960,7 +964,7 @@ def _upsert_shoe(dialect: str) -> Any:
         stmt = sqlite_insert(shoe_states)
     return stmt.on_conflict_do_update(
         index_elements=[shoe_states.c.table_id],
-        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state, "drawn": stmt.excluded.drawn},
+        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
     )
 
 

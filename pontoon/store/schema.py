@@ -67,6 +67,11 @@ tables = Table(
     Column("address", String(200), nullable=True),
     Column("fence", BigInteger, nullable=False, server_default="0"),
     Column("lease_until", BigInteger, nullable=True),
+    # the table's shoe (0009): the seq of the last write that wrote it, and the cards drawn
+    # since it was last written whole in shoe_states (pontoon.store.shoestate.advance); a
+    # null shoe_seq: shoe_states.seq (a shoe written before 0009)
+    Column("shoe_seq", BigInteger, nullable=True),
+    Column("shoe_drawn", Integer, nullable=False, server_default="0"),
 )
 
 rounds = Table(
@@ -164,9 +169,6 @@ shoe_states = Table(
     Column("table_id", String(64), ForeignKey("tables.id"), primary_key=True),
     Column("seq", BigInteger, nullable=False),
     Column("state", Text, nullable=False),
-    # cards drawn since ``state`` (at ``seq``): after plain draws only their count is written
-    # (0009; pontoon.store.shoestate.advance)
-    Column("drawn", Integer, nullable=False, server_default="0"),
 )
 
 sessions = Table(

@@ -1,8 +1,10 @@
-"""A shoe's ``drawn``: the cards drawn since its sealed ``state``. A write in which the shoe
-only had cards drawn from it writes their count and its ``seq``, not the whole shoe sealed
-again (some 1.5 KB a write, a sixth of the database's log); the shoe at ``seq`` is ``state``
-with ``drawn`` cards drawn (:func:`pontoon.store.shoestate.advance`). Rows written before
-have 0: their ``state`` is the shoe itself.
+"""A table's shoe between its whole writes: ``tables.shoe_seq``, the seq of the last write that
+wrote the shoe, and ``tables.shoe_drawn``, the cards drawn since it was last written whole in
+``shoe_states``. A write in which the shoe only had cards drawn from it sets these two in the
+table's row, which the write updates anyway, instead of sealing the shoe and storing its 1.5 KB
+again; the shoe at ``shoe_seq`` is ``shoe_states.state`` with ``shoe_drawn`` cards drawn
+(:func:`pontoon.store.shoestate.advance`). A table whose ``shoe_seq`` is null (its shoe
+written before) has its shoe at ``shoe_states.seq``, whole.
 
 Revision ID: 0009
 Revises: 0008
@@ -20,10 +22,12 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("shoe_states") as batch:
-        batch.add_column(sa.Column("drawn", sa.Integer, nullable=False, server_default="0"))
+    with op.batch_alter_table("tables") as batch:
+        batch.add_column(sa.Column("shoe_seq", sa.BigInteger, nullable=True))
+        batch.add_column(sa.Column("shoe_drawn", sa.Integer, nullable=False, server_default="0"))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("shoe_states") as batch:
-        batch.drop_column("drawn")
+    with op.batch_alter_table("tables") as batch:
+        batch.drop_column("shoe_drawn")
+        batch.drop_column("shoe_seq")
