@@ -821,33 +821,16 @@ _NEW_ROUND = [
     "last_seq",
     "house",
 ]
-_UPDATE_ROUND = (
-    update(rounds)
-    .where(rounds.c.id == bindparam("b_id"))
-    .values(
-        status=bindparam("b_status"),
-        last_seq=bindparam("b_last"),
-        house=bindparam("b_house"),
-        ended_at=bindparam("b_ended"),
-    )
-)
-_UPDATE_NET = (
-    update(round_players)
-    .where(
-        round_players.c.round_id == bindparam("b_id"),
-        round_players.c.player == bindparam("b_player"),
-    )
-    .values(net=bindparam("b_net"))
-)
 
 
 class _Stmt(NamedTuple):
     """A write path's statement: its SQL, the order of its parameters (a positional driver's,
-    or a COPY's columns; None: by name) and whether the rows go by ``COPY``."""
+    or a COPY's columns; None: by name) and how the rows go: ``many`` (an ``executemany``),
+    ``copy`` (``COPY``) or ``arrays`` (one statement, each parameter an array of the rows')."""
 
     text: str
     order: list[str] | None
-    copy: bool = False
+    how: str = "many"
 
 
 class _Statements:
@@ -867,17 +850,19 @@ class _Statements:
         self.insert_round = self._compile(  # its id by RETURNING (SQLite 3.35 and later)
             rounds.insert().returning(rounds.c.id), _NEW_ROUND
         )
-        self.update_round = self._compile(_UPDATE_ROUND)
+        r, p = rounds.c, round_players.c
+        self.update_round = self._update(
+            {"b_id": r.id},
+            {"b_status": r.status, "b_last": r.last_seq, "b_house": r.house, "b_ended": r.ended_at},
+        )
         self.insert_players = self._compile(round_players.insert(), ["round_id", "player", "net"])
-        self.update_net = self._compile(_UPDATE_NET)
+        self.update_net = self._update({"b_id": p.round_id, "b_player": p.player}, {"b_net": p.net})
         self.upsert_shoe = self._compile(_upsert_shoe(dialect.name), ["table_id", "seq", "state"])
         self.insert_session = self._compile(
             sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
         )
-        self.update_ack = self._compile(
-            update(sessions)
-            .where(sessions.c.token_hash == bindparam("b_hash"))
-            .values(last_id=bindparam("b_last"))
+        self.update_ack = self._update(
+            {"b_hash": sessions.c.token_hash}, {"b_last": sessions.c.last_id}
         )
         self.delete_session = self._compile(
             delete(sessions).where(
@@ -914,6 +899,29 @@ class _Statements:
         order = list(compiled.positiontup or ()) if self.dialect.positional else None
         return _Stmt(compiled.string, order)
 
+    def _update(self, where: dict[str, Any], values: dict[str, Any]) -> _Stmt:
+        """``UPDATE`` the rows whose ``where`` columns equal the parameters named by its keys,
+        setting the ``values`` columns. On PostgreSQL one statement for all the rows, joined to
+        the parameters' arrays (``FROM unnest(…)``): each row costs the writer and the
+        database about half what a statement of its own costs, as an ``executemany`` runs it.
+        (Only for rows that no other transaction locks in another order: the tables' heads,
+        locked in their names' order, keep an ``executemany``.)"""
+        table = next(iter(where.values())).table
+        if self.dialect.name != "postgresql":
+            stmt = update(table).where(*(c == bindparam(k) for k, c in where.items()))
+            return self._compile(stmt.values({c.name: bindparam(k) for k, c in values.items()}))
+        quote = self.dialect.identifier_preparer.quote
+        names = [*where, *values]
+        columns = [*where.values(), *values.values()]
+        arrays = ", ".join(f"%s::{c.type.compile(self.dialect)}[]" for c in columns)
+        sets = ", ".join(f"{quote(c.name)} = v.{k}" for k, c in values.items())
+        match = " AND ".join(f"u.{quote(c.name)} = v.{k}" for k, c in where.items())
+        sql = (
+            f"UPDATE {quote(table.name)} AS u SET {sets} "
+            f"FROM unnest({arrays}) AS v({', '.join(names)}) WHERE {match}"
+        )
+        return _Stmt(sql, names, "arrays")
+
     def _insert(self, table: Any, columns: list[str]) -> _Stmt:
         """Rows of ``columns`` into ``table``: on PostgreSQL by ``COPY … FROM STDIN``, which
         costs the writer a sixth and the database two thirds of an ``INSERT`` per row (a group
@@ -922,16 +930,22 @@ class _Statements:
             return self._compile(table.insert(), columns)
         quote = self.dialect.identifier_preparer.quote
         names = ", ".join(quote(c) for c in columns)
-        return _Stmt(f"COPY {quote(table.name)} ({names}) FROM STDIN", columns, copy=True)
+        return _Stmt(f"COPY {quote(table.name)} ({names}) FROM STDIN", columns, "copy")
 
     def run(self, conn: Connection, stmt: _Stmt, rows: list[dict[str, Any]]) -> int:
-        """Run ``stmt`` once per row (nothing for no rows); the rows it changed."""
+        """Run ``stmt`` for each row (nothing for no rows); the rows it changed."""
         if not rows:
             return 0
-        text_, order, copy = stmt
+        text_, order, how = stmt
+        if how == "arrays":
+            assert order is not None
+            arrays = [[r[k] for r in rows] for k in order]
+            with self._cursor(conn, text_, arrays) as cur:
+                cur.execute(text_, arrays)
+                return int(cur.rowcount)
         params: Any = [tuple(r[k] for k in order) for r in rows] if order is not None else rows
         with self._cursor(conn, text_, params) as cur:
-            if copy:
+            if how == "copy":
                 with cur.copy(text_) as pipe:
                     for row in params:
                         pipe.write_row(row)
