@@ -888,7 +888,7 @@ class _Statements:
 
     def one(self, conn: Connection, stmt: _Stmt, row: dict[str, Any]) -> Any:
         """Run ``stmt`` with ``row``; the first column of its first row, or None."""
-        text_, order, _ = stmt
+        text_, order = stmt.text, stmt.order
         params: Any = tuple(row[k] for k in order) if order is not None else row
         with self._cursor(conn, text_, params) as cur:
             cur.execute(text_, params)
@@ -906,7 +906,10 @@ class _Statements:
         the parameters' arrays (``FROM unnest(…)``): each row costs the writer and the
         database about half what a statement of its own costs, as an ``executemany`` runs it.
         (Only for rows that no other transaction locks in another order: the tables' heads,
-        locked in their names' order, keep an ``executemany``.)"""
+        locked in their names' order, keep an ``executemany``. A row is never given twice,
+        where the join would update it once, by either: the rows are those of a group's
+        tables, each once — a second batch of a table in a group is refused first, by the
+        heads' move, its head being the first's old one.)"""
         table = next(iter(where.values())).table
         if self.dialect.name != "postgresql":
             stmt = update(table).where(*(c == bindparam(k) for k, c in where.items()))
