@@ -484,6 +484,7 @@ class Store:
         remote: list[dict[str, Any]] = []  # an operator's wallet: its calls
         staff: list[dict[str, Any]] = []
         out: list[Written] = []
+        new_rounds = self._new_rounds(conn, batches, at)  # their ids enter the hashes
         for batch in batches:
             if batch.ack is not None:
                 acks.append({"b_hash": batch.ack[0], "b_last": batch.ack[1]})
@@ -498,22 +499,8 @@ class Store:
             last = batch.prev_seq + len(batch.events)
             mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
             round_id = rnd.id if rnd is not None else None
-            if rnd is not None and rnd.id is None:  # a new round: its id enters the hashes
-                made = self._sql.one(
-                    conn,
-                    self._sql.insert_round,
-                    {
-                        "table_id": batch.table,
-                        "number": rnd.number,
-                        "status": rnd.status,
-                        "rules": rnd.rules,
-                        "started_at": at,
-                        "first_seq": mine[0],
-                        "last_seq": mine[-1],
-                        "house": rnd.house,
-                    },
-                )
-                round_id = int(made)
+            if rnd is not None and rnd.id is None:
+                round_id = new_rounds[id(batch)]
             h = batch.prev_hash
             for i, (e, in_round) in enumerate(batch.events):
                 seq = first + i
@@ -595,11 +582,11 @@ class Store:
             )
         sql.run(conn, sql.insert_events, rows)
         sql.run(conn, sql.insert_ledger, entries)
-        sql.run(conn, sql.update_round, round_rows)
         sql.run(conn, sql.insert_players, new_players)
-        sql.run(conn, sql.update_net, nets)
+        sql.run_all(
+            conn, [(sql.update_round, round_rows), (sql.update_net, nets), (sql.update_ack, acks)]
+        )
         sql.run(conn, sql.upsert_shoe, shoes)
-        sql.run(conn, sql.update_ack, acks)
         sql.run(conn, sql.delete_session, closed)  # before a new one: the name is free again
         if len(batches) == 1 and new_sessions:
             try:
@@ -632,6 +619,21 @@ class Store:
         if staff:
             conn.execute(insert(staff_actions), staff)
         return out
+
+    def _new_rounds(self, conn: Connection, batches: list[Batch], at: str) -> dict[int, int]:
+        """The rows of the group's new rounds, inserted: their ids, by the batch's ``id``."""
+        new: list[tuple[int, dict[str, Any]]] = []
+        for batch in batches:
+            rnd = batch.round
+            if rnd is None or rnd.id is not None:
+                continue
+            first = batch.prev_seq + 1
+            mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+            row = {"table_id": batch.table, "number": rnd.number, "status": rnd.status}
+            row |= {"rules": rnd.rules, "started_at": at, "first_seq": mine[0]}
+            new.append((id(batch), row | {"last_seq": mine[-1], "house": rnd.house}))
+        ids = self._sql.insert_rounds(conn, [row for _, row in new])
+        return {key: made for (key, _), made in zip(new, ids, strict=True)}
 
     def _move_wallets(
         self, conn: Connection, moves: list[tuple[str, int, str, str, int, int]], out: list[Written]
@@ -851,6 +853,7 @@ class _Statements:
         self.insert_round = self._compile(  # its id by RETURNING (SQLite 3.35 and later)
             rounds.insert().returning(rounds.c.id), _NEW_ROUND
         )
+        self.insert_round_arrays = self._arrays_insert(rounds, _NEW_ROUND)
         r, p = rounds.c, round_players.c
         self.update_round = self._update(
             {"b_id": r.id},
@@ -925,6 +928,50 @@ class _Statements:
             f"FROM unnest({arrays}) AS v({', '.join(names)}) WHERE {match}"
         )
         return _Stmt(sql, names, "arrays")
+
+    def _arrays_insert(self, table: Any, columns: list[str]) -> _Stmt | None:
+        """PostgreSQL: rows of ``columns`` into ``table`` by one statement from the columns'
+        arrays, returning each row's ``id`` with its place in the arrays (else None)."""
+        if self.dialect.name != "postgresql":
+            return None
+        quote = self.dialect.identifier_preparer.quote
+        arrays = ", ".join(f"%s::{table.c[c].type.compile(self.dialect)}[]" for c in columns)
+        names = ", ".join(quote(c) for c in columns)
+        sql = (
+            f"WITH v AS (SELECT * FROM unnest({arrays}) WITH ORDINALITY AS v({names}, n)), "
+            f"made AS (INSERT INTO {quote(table.name)} ({names}) SELECT {names} FROM v "
+            f"ORDER BY n RETURNING id, table_id, number) "
+            f"SELECT v.n, made.id FROM made JOIN v USING (table_id, number)"
+        )
+        return _Stmt(sql, columns, "arrays")
+
+    def insert_rounds(self, conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+        """New rounds' rows inserted; their ids, in their order (PostgreSQL: by one statement,
+        each row found again by its table and number; elsewhere one statement a row)."""
+        stmt = self.insert_round_arrays
+        if stmt is None or len(rows) < 2:
+            return [int(self.one(conn, self.insert_round, row)) for row in rows]
+        assert stmt.order is not None
+        arrays = [list(map(itemgetter(k), rows)) for k in stmt.order]
+        with self._cursor(conn, stmt.text, arrays) as cur:
+            cur.execute(stmt.text, arrays)
+            made = dict(cur.fetchall())
+        return [int(made[n]) for n in range(1, len(rows) + 1)]
+
+    def run_all(self, conn: Connection, runs: list[tuple[_Stmt, list[dict[str, Any]]]]) -> None:
+        """:meth:`run` each statement with its rows; on PostgreSQL, array statements with rows
+        go as one (each a data-modifying ``WITH`` of it: one round trip, one statement's cost
+        to the driver)."""
+        runs = [(stmt, rows) for stmt, rows in runs if rows]
+        if len(runs) < 2 or any(stmt.how != "arrays" for stmt, _ in runs):
+            for stmt, rows in runs:
+                self.run(conn, stmt, rows)
+            return
+        text_ = "WITH " + ", ".join(f"w{i} AS ({s.text})" for i, (s, _) in enumerate(runs))
+        text_ += " SELECT 1"
+        arrays = [list(map(itemgetter(k), rows)) for s, rows in runs for k in s.order or ()]
+        with self._cursor(conn, text_, arrays) as cur:
+            cur.execute(text_, arrays)
 
     def _insert(self, table: Any, columns: list[str]) -> _Stmt:
         """Rows of ``columns`` into ``table``: on PostgreSQL by ``COPY … FROM STDIN``, which
