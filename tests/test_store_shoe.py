@@ -136,3 +136,28 @@ def test_8_7_advance_reaches_the_cutting_card_where_the_shoe_does(past: int) -> 
         shoe.draw()
     assert shoe.state().cut_reached == (past > 0)
     assert advance(before, drawn) == snapshot(shoe)
+
+
+def test_a_shoe_written_before_0009_reads_whole_at_its_own_seq(url: str) -> None:
+    """A table whose shoe was last written before schema 0009 has no ``shoe_seq``: its shoe is
+    ``shoe_states`` whole, at ``shoe_states.seq``; its next write goes on from there."""
+    shoe = Shoe(RULES, seeded(6))
+    with Store(url) as store:
+        log = TableLog(store, "t1")
+        log.deposit("ana", 10_000)
+        rnd = Round(RULES, shoe)
+        rl = log.start(rnd)
+        rnd.place_wager(1, "ana", 1000)
+        rnd.deal()
+        rl.commit(shoe)
+        with store.write() as conn:  # as the upgrade leaves such a table
+            conn.execute(text("UPDATE tables SET shoe_seq = NULL, shoe_drawn = 0"))
+        seq = log.head_seq
+        log.deposit("ana", 500)  # a write without the shoe: the head moves on, not the shoe
+        assert _read_back(url) == (seq, snapshot(shoe)) and log.head_seq > seq
+        log = TableLog(store, "t1")
+        rl.log = log
+        while not rnd.over:
+            rnd.apply(simple_move(rnd))
+            rl.commit(shoe)
+            assert _read_back(url) == (log.head_seq, snapshot(shoe))
