@@ -561,12 +561,15 @@ def test_a_double_the_wallet_cannot_pay_is_refused_and_its_card_goes_back(
     sock = Socket(client, ana)
     assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"
     assert sock.send(type="deal")["type"] == "ok"
+    sock.send(type="state")
+    dealt = sock.state["events"]
     with Store(_url(db)) as store:  # another process pays 1000 out of the wallet
         Accounts(store).cashier("ana", Movement.WITHDRAWAL, 1000, "R-2", "tama")
     r = sock.send(type="act", action="double", box=1)
     assert r["code"] == "funds" and "not recorded" in r["error"], r
     sock.send(type="state")
     assert sock.state["boxes"][0]["hands"][0]["cards"] == ["QS", "7H"]
+    assert sock.state["events"] == dealt  # nor is the double among the round's events
     assert sock.send(type="act", action="stand", box=1)["type"] == "ok"
     sock.send(type="state")
     assert sock.state["dealer"]["cards"] == ["9C", "6D", "KD"]  # 6D, not lost with the double

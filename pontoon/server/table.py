@@ -231,7 +231,7 @@ class Table:
         self._cache: tuple[int, dict[str, Any], list[Move]] | None = None
         self._text: tuple[int, str] | None = None  # the shared state as JSON (without "}")
         self._pub_round: Round | None = None  # the round whose events _pub holds
-        self._pub: dict[int, tuple[Event, dict[str, Any], str]] = {}  # index -> sent, JSON
+        self._pub: list[tuple[Event, dict[str, Any], str]] = []  # its events: as sent, JSON
         self._tasks: set[asyncio.Task[None]] = set()
         # The interrupted-round policy: when (config.clock) the round in play last had an event
         # recorded, and whether it came back from the store later than interrupted_minutes
@@ -491,19 +491,22 @@ class Table:
         return doc, legal
 
     def _public_events(self, rnd: Round) -> list[dict[str, Any]]:
-        """The round's last 40 events as sent, each made (and encoded) once: an event never
-        changes, so a new version only adds the new ones."""
-        if self._pub_round is not rnd:
-            self._pub_round, self._pub = rnd, {}
-        out = []
-        for i in range(max(0, len(rnd.events) - 40), len(rnd.events)):
-            e = rnd.events[i]
-            hit = self._pub.get(i)
-            if hit is None or hit[0] is not e:
-                d = public_event(e)
-                hit = self._pub[i] = (e, d, encode(d))
-            out.append(hit[1])
-        return out
+        """The round's last 40 events as sent, each made (and encoded) once. Between versions
+        a round's events are only added to (a refused move takes back only what it added
+        itself); when its last known event is no longer where it was (a rewind), or for a
+        new round, they are made again."""
+        pub, evts = self._pub, rnd.events
+        if (
+            self._pub_round is not rnd
+            or len(pub) > len(evts)
+            or (pub and pub[-1][0] is not evts[len(pub) - 1])
+        ):
+            self._pub_round, self._pub = rnd, []
+            pub = self._pub
+        for e in evts[len(pub) :]:
+            d = public_event(e)
+            pub.append((e, d, encode(d)))
+        return [p[1] for p in pub[-40:]]
 
     def _shared_text(self) -> str:
         """The shared state as JSON without its closing brace; the events' JSON comes from
@@ -513,11 +516,7 @@ class Table:
         if self._rules_text[0] is not self.public_rules:  # set again when the limits change
             rules = encode(self.public_rules)
             self._rules_text = (self.public_rules, rules)
-        rnd = self._pub_round
-        texts = []
-        if rnd is not None and doc["events"]:
-            for i in range(max(0, len(rnd.events) - 40), len(rnd.events)):
-                texts.append(self._pub[i][2])
+        texts = [p[2] for p in self._pub[-40:]] if doc["events"] else []
         return f'{head[:-1]},"rules":{self._rules_text[1]},"events":[{",".join(texts)}]'
 
     def state(self, session: Session | None) -> dict[str, Any]:
@@ -585,6 +584,7 @@ class Table:
             self.round, self.roundlog = rnd, rl
         elif rnd is not None and point is not None:
             rnd.rewind(point)
+        self._pub_round = None  # its events are made again
         self.version += 1
 
     def _money_check(self, name: str, need: int) -> None:
