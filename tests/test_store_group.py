@@ -230,6 +230,51 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
         assert verify(store).ok
 
 
+def test_pages_committed_during_a_copy_are_copied_by_the_writer_before_its_next_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite, own checkpoints: a commit made while the checkpoint thread copies leaves its
+    pages for the writer, which copies them before its next transaction — so that
+    transaction starts the log again. (The copy is held on its thread until the commit.)"""
+    import threading
+    import time
+
+    import pontoon.store.writer as writer_module
+    from pontoon.store.writer import Checkpoints
+
+    monkeypatch.setattr(writer_module, "CHECKPOINT_SECONDS", 0.0)
+    with Store(f"sqlite:///{tmp_path / 'own.db'}", own_checkpoints=True) as store:
+        own = Checkpoints(store)
+        real, held, who = store.checkpoint, threading.Event(), []
+
+        def checkpoint() -> tuple[int, int] | None:
+            who.append(threading.current_thread())
+            if len(who) == 1:
+                held.wait(10)  # the thread's first copy waits for the commit below
+            return real()
+
+        monkeypatch.setattr(store, "checkpoint", checkpoint)
+        log = TableLog(store, "t1")
+
+        def write() -> None:
+            p = log.prepare(_deposit("ana"))
+            log.applied(p, own.append_many([p.batch])[0])  # type: ignore[arg-type]
+
+        write()  # its commit begins a copy on the thread
+        write()  # committed while the copy runs: its pages are not in that copy
+        held.set()
+        deadline = time.monotonic() + 10
+        while not own._finish:  # the copy is done: the writer is to copy the rest
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        write()  # the writer copies the last pages first
+        assert who[0] is not threading.current_thread()
+        assert who[1] is threading.current_thread()
+        frames, copied = real() or (0, 0)
+        assert frames == copied and frames < 20  # the log started again at that commit
+        own.close()
+
+
 def test_a_writer_process_that_dies_refuses_its_write_and_is_started_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
