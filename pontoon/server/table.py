@@ -584,7 +584,6 @@ class Table:
             self.round, self.roundlog = rnd, rl
         elif rnd is not None and point is not None:
             rnd.rewind(point)
-        self._pub_round = None  # its events are made again
         self.version += 1
 
     def _money_check(self, name: str, need: int) -> None:

@@ -497,7 +497,7 @@ class Store:
             rnd = batch.round
             first = batch.prev_seq + 1
             last = batch.prev_seq + len(batch.events)
-            mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+            mine = _round_seqs(batch)
             round_id = rnd.id if rnd is not None else None
             if rnd is not None and rnd.id is None:
                 round_id = new_rounds[id(batch)]
@@ -627,8 +627,7 @@ class Store:
             rnd = batch.round
             if rnd is None or rnd.id is not None:
                 continue
-            first = batch.prev_seq + 1
-            mine = [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+            mine = _round_seqs(batch)
             row = {"table_id": batch.table, "number": rnd.number, "status": rnd.status}
             row |= {"rules": rnd.rules, "started_at": at, "first_seq": mine[0]}
             new.append((id(batch), row | {"last_seq": mine[-1], "house": rnd.house}))
@@ -802,6 +801,17 @@ class Store:
             ]
 
 
+def _round_seqs(batch: Batch) -> list[int]:
+    """The seqs the batch's round events will have (its first seq when it has none)."""
+    first = batch.prev_seq + 1
+    return [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
+
+
+def _arrays(rows: list[dict[str, Any]], order: list[str]) -> list[list[Any]]:
+    """The rows' values as one list per parameter of ``order`` (an array statement's)."""
+    return [list(map(itemgetter(k), rows)) for k in order]
+
+
 # The statements of the write path, built once (SQLAlchemy then reuses their compiled form).
 _MOVE_HEAD = (
     update(tables)
@@ -952,7 +962,7 @@ class _Statements:
         if stmt is None or len(rows) < 2:
             return [int(self.one(conn, self.insert_round, row)) for row in rows]
         assert stmt.order is not None
-        arrays = [list(map(itemgetter(k), rows)) for k in stmt.order]
+        arrays = _arrays(rows, stmt.order)
         with self._cursor(conn, stmt.text, arrays) as cur:
             cur.execute(stmt.text, arrays)
             made = dict(cur.fetchall())
@@ -969,7 +979,7 @@ class _Statements:
             return
         text_ = "WITH " + ", ".join(f"w{i} AS ({s.text})" for i, (s, _) in enumerate(runs))
         text_ += " SELECT 1"
-        arrays = [list(map(itemgetter(k), rows)) for s, rows in runs for k in s.order or ()]
+        arrays = [a for s, rows in runs for a in _arrays(rows, s.order or [])]
         with self._cursor(conn, text_, arrays) as cur:
             cur.execute(text_, arrays)
 
@@ -990,7 +1000,7 @@ class _Statements:
         text_, order, how = stmt
         if how == "arrays":
             assert order is not None
-            arrays = [list(map(itemgetter(k), rows)) for k in order]
+            arrays = _arrays(rows, order)
             with self._cursor(conn, text_, arrays) as cur:
                 cur.execute(text_, arrays)
                 return int(cur.rowcount)

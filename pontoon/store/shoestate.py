@@ -70,7 +70,7 @@ def advance(state: str, drawn: int) -> str:
     """The :func:`snapshot` of the shoe ``state`` describes once ``drawn`` more cards have
     been drawn from it (no shuffle between: a table writes its shoe whole whenever anything
     else has changed, and after plain draws only their count, :class:`~pontoon.shoe.Place`).
-    The cards go from the end of the list, and the cutting card is reached as
+    The cards go from the end of the list, and the cutting card (8.7) is reached as
     :meth:`Shoe.draw <pontoon.shoe.Shoe.draw>` reaches it: when a card is drawn with no more
     than ``behind_cut`` cards left.
 
