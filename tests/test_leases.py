@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 
 from pontoon.cli import main
 from pontoon.store.db import ConflictError, Store
@@ -60,6 +60,44 @@ def test_a_lapsed_owner_can_never_write_again(backend: str, tmp_path: Path) -> N
             conn.execute(insert(events).values(_copy(conn, 2) | {"seq": 3, "fence": 1}))
         problems = verify(store).problems
         assert any("token 1 after token 2" in p for p in problems), problems
+
+
+def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
+    tmp_path: Path,
+) -> None:
+    """PostgreSQL: an owner stopped inside a transaction (SIGSTOP, a frozen VM) holds its rows'
+    locks — the table's row, which taking its lease updates. A serving store
+    (``stalled_after``) has the database end a transaction left idle that long, so its table
+    can be taken while the owner is still stopped; the owner, woken, finds it ended."""
+    import threading
+
+    from sqlalchemy.exc import DBAPIError
+
+    with (
+        fresh_database("postgresql", tmp_path) as url,
+        Store(url, stalled_after=0.5) as mine,
+        Store(url) as other,
+    ):
+        a = take(mine, "kauri", "a", "10.0.0.1:8000", 1.0)
+        assert a is not None
+        conn = mine.engine.connect()
+        conn.begin()  # a's write, stopped half-way: it holds the table's row
+        conn.execute(tables.update().where(tables.c.id == "kauri").values(head_seq=0))
+        got: list[Any] = []
+        later = a.until + 10_000
+        taking = threading.Thread(
+            target=lambda: got.append(take(other, "kauri", "b", "x:1", 1.0, now=later))
+        )
+        start = time.monotonic()
+        taking.start()
+        taking.join(10.0)
+        assert not taking.is_alive(), "the stalled owner's locks were never let go"
+        assert got[0] is not None and got[0].fence == a.fence + 1
+        assert 0.4 < time.monotonic() - start < 5.0
+        with pytest.raises(DBAPIError, match="idle-in-transaction"):
+            conn.execute(select(tables.c.fence))  # a wakes: its transaction is gone
+        conn.invalidate()
+        conn.close()
 
 
 def _copy(conn: Any, seq: int) -> dict[str, Any]:
@@ -133,7 +171,33 @@ def _say(ws: Any, **msg: Any) -> dict[str, Any]:
     return reply
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])  # PostgreSQL's: tests/test_chaos.py
+def _stall(url: str, pid: int) -> None:
+    """Stop the process ``pid`` (SIGSTOP). On PostgreSQL, inside a write of its own: its
+    lease's renewal, held up by the test's lock on the table's row until the process is
+    stopped — the renewal then goes through, and the transaction stays open, holding the row,
+    until the database ends it (``stalled_after``). On SQLite, outside any: one stopped inside
+    a write holds the file's lock, which nothing can take from it, and every other process
+    waits until it wakes (docs/server.md); the test's own write lock keeps it out of one."""
+    with Store(url) as store, store.write() as conn:
+        if store.dialect == "postgresql":
+            conn.execute(select(tables.c.id).where(tables.c.id == "kauri").with_for_update())
+            _until(lambda: _renewal_waits(store), 5.0)
+        os.kill(pid, signal.SIGSTOP)
+
+
+def _renewal_waits(store: Store) -> bool:
+    """Whether a lease's renewal waits for a lock (PostgreSQL)."""
+    with store.read() as conn:
+        waiting = conn.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE 'UPDATE tables SET lease_until%'"
+            )
+        ).scalar_one()
+    return bool(waiting)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)  # (PostgreSQL's kills: tests/test_chaos.py too)
 def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
     backend: str, tmp_path: Path
 ) -> None:
@@ -166,7 +230,7 @@ def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
                 with connect(f"ws{at_b[4:]}/ws/kauri?token={token}") as ws:
                     ws.recv(timeout=10)  # the state
                     written = _head(url)
-                    os.kill(b.pid, signal.SIGSTOP)  # b stalls; its lease lapses
+                    _stall(url, b.pid)  # b stalls; its lease lapses
                     _until(lambda: _serves(at_c), 5.0)
                     ws.send(json.dumps(move | {"id": "sent-to-a-stalled-owner"}))
                     os.kill(b.pid, signal.SIGCONT)  # b wakes up with a decision to apply

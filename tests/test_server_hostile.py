@@ -328,7 +328,7 @@ def test_a_client_that_pipelines_without_reading_is_disconnected(
                 t0 = time.monotonic()
                 ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": "b"}))
                 assert _answer(ws, timeout=2)["type"] == "ok"
-                assert time.monotonic() - t0 < 0.1
+                assert time.monotonic() - t0 < 1.0  # (held up: SEND_SECONDS, 60 s here)
         finally:
             deaf.close()
 

@@ -259,7 +259,7 @@ def test_a_cold_chart_is_computed_once_however_many_ask(
         for _ in range(8):  # the history's threads are free
             t0 = time.monotonic()
             assert srv.http.get("/api/tables/kauri/history").status_code == 200
-            assert time.monotonic() - t0 < 0.5
+            assert time.monotonic() - t0 < 2.0  # (held up: until released, 10 s)
         release.set()
         for a in askers:
             a.join(20)

@@ -582,7 +582,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        store = Store(store_url, shoe_keys, own_checkpoints=True)
+        stalled = leasing.seconds if leasing is not None else None  # (see Store)
+        store = Store(store_url, shoe_keys, own_checkpoints=True, stalled_after=stalled)
         people = Accounts(store, hasher(password_strength)) if accounts else None
         hub = Hub(store, tables, token, limits, people, operator, leasing, writer_process)
         state["hub"] = hub

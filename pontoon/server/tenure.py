@@ -77,11 +77,13 @@ class Tenure:
         beat(self.store, me.owner, me.address, me.seconds)
         for name in self.names:
             if len(self.held) < self.part:
-                self._take(name)
+                self._took(name, self._take(name))
 
-    def _take(self, name: str) -> None:
+    def _take(self, name: str) -> Lease | None:
         me = self.leasing
-        lease = take(self.store, name, me.owner, me.address, me.seconds)
+        return take(self.store, name, me.owner, me.address, me.seconds)
+
+    def _took(self, name: str, lease: Lease | None) -> None:
         if lease is not None:
             self.held[name] = lease
             log.info("table %s taken (fence %d)", name, lease.fence)
@@ -109,7 +111,9 @@ class Tenure:
         unheld = [n for n in self.names if n not in found and n not in self.held]
         for name in unheld:
             if len(self.held) < self.part or name in self._unheld:
-                self._take(name)
+                # (off the event loop: a write may wait on the store's lock — SQLite's, held
+                # by a process stopped inside a write, until it wakes)
+                self._took(name, await asyncio.to_thread(self._take, name))
         self._unheld = {n for n in unheld if n not in self.held}
         if len(self.held) > self.part:
             await self._give_back(len(self.held) - self.part)

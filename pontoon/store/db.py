@@ -251,8 +251,13 @@ class Store:
         upgrade: bool = True,
         must_exist: bool = False,
         own_checkpoints: bool = False,
+        stalled_after: float | None = None,
     ) -> None:
         self.url = url
+        # PostgreSQL: a transaction left idle this long is ended by the database, its locks
+        # let go — a serving process stopped inside a write (SIGSTOP, a frozen VM) would
+        # otherwise hold its tables' rows, and nobody could take their leases while it slept
+        self.stalled_after = stalled_after
         # SQLite: copy the write-ahead log back into the database only when :meth:`checkpoint`
         # is called (a server calls it on a thread of its own), not after the commit that
         # fills the log past SQLite's threshold (that commit would wait for the copy and an
@@ -264,7 +269,9 @@ class Store:
         if must_exist:
             _check_exists(url)
         _owner_only(url)
-        self.engine: Engine = _make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
+        self.engine: Engine = _make_engine(
+            engine_url(url), autocheckpoint=not own_checkpoints, stalled_after=stalled_after
+        )
         self._writing = self.engine.execution_options(pontoon_write=True)  # made once
         self.dialect = self.engine.dialect.name
         self._sql = _Statements(self.engine.dialect)
@@ -1085,7 +1092,9 @@ def _safe(url: str) -> str:
     return url
 
 
-def _make_engine(url: str, autocheckpoint: bool = True) -> Engine:
+def _make_engine(
+    url: str, autocheckpoint: bool = True, stalled_after: float | None = None
+) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url)
 
@@ -1113,6 +1122,9 @@ def _make_engine(url: str, autocheckpoint: bool = True) -> Engine:
     def _pg_connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
         with dbapi.cursor() as cur:  # a commit returns once it is on disk, whatever the server
             cur.execute("SET synchronous_commit TO on")
+            if stalled_after is not None:
+                ms = max(1, int(stalled_after * 1000))
+                cur.execute(f"SET idle_in_transaction_session_timeout = {ms}")
         dbapi.commit()
 
     return engine

@@ -34,7 +34,9 @@ class GroupWriter:
         self.batches = 0  # batches written in them
         self.seconds = 0.0  # time spent in them
         self.cpu_seconds = 0.0  # the writer's CPU in them (the rest: the disk, the GIL)
-        self.process = WriterProcess(store.url, store.keys_given) if process else None
+        self.process = (
+            WriterProcess(store.url, store.keys_given, store.stalled_after) if process else None
+        )
         self._checkpoints = Checkpoints(store) if self.process is None else None
 
     async def append(self, batch: Batch) -> Written:

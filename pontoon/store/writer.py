@@ -90,10 +90,13 @@ class Checkpoints:
 
 class WriterProcess:
     """:meth:`Store.append_many <pontoon.store.db.Store.append_many>` for the store at ``url``
-    in a child process. One caller at a time (the group writer's thread)."""
+    in a child process (``stalled_after``: as :class:`~pontoon.store.db.Store` takes it). One
+    caller at a time (the group writer's thread)."""
 
-    def __init__(self, url: str, shoe_keys: ShoeKeys | None) -> None:
-        self.url, self.shoe_keys = url, shoe_keys
+    def __init__(
+        self, url: str, shoe_keys: ShoeKeys | None, stalled_after: float | None = None
+    ) -> None:
+        self.url, self.shoe_keys, self.stalled_after = url, shoe_keys, stalled_after
         self.cpu_seconds = 0.0  # the child's CPU in its commits
         self.checkpoints = 0  # its log's copies
         self._proc: subprocess.Popen[bytes] | None = None
@@ -113,7 +116,8 @@ class WriterProcess:
         assert proc.stdin is not None
         self._proc, self._ready = proc, False
         with suppress(OSError):  # (a child already gone is found at the first write)
-            _send(proc.stdin, (self.url, self.shoe_keys))  # (not on its command line)
+            # (the store's URL on the pipe, not on its command line)
+            _send(proc.stdin, (self.url, self.shoe_keys, self.stalled_after))
 
     def _await_ready(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
@@ -208,9 +212,9 @@ def _serve(parent: int) -> None:
     out = os.fdopen(os.dup(1), "wb")  # the answers; anything printed goes to stderr
     os.dup2(2, 1)
     inp = sys.stdin.buffer
-    url, keys = _receive(inp)
+    url, keys, stalled_after = _receive(inp)
     try:
-        store = Store(url, keys, own_checkpoints=True)
+        store = Store(url, keys, own_checkpoints=True, stalled_after=stalled_after)
     except Exception as exc:  # (a store that cannot open: the server says why)
         _send(out, StoreError(f"the store's writer cannot open it: {exc}"))
         return
