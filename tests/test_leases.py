@@ -65,10 +65,11 @@ def test_a_lapsed_owner_can_never_write_again(backend: str, tmp_path: Path) -> N
 def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
     tmp_path: Path,
 ) -> None:
-    """PostgreSQL: an owner stopped inside a transaction (SIGSTOP, a frozen VM) holds its rows'
+    """PostgreSQL: an owner stopped inside a write (SIGSTOP, a frozen VM) holds its rows'
     locks — the table's row, which taking its lease updates. A serving store
-    (``stalled_after``) has the database end a transaction left idle that long, so its table
-    can be taken while the owner is still stopped; the owner, woken, finds it ended."""
+    (``stalled_after``) has the database end a write transaction left idle that long, so its
+    table can be taken while the owner is still stopped; the owner, woken, finds it ended. Its
+    reads are not cut off (a long report)."""
     import threading
 
     from sqlalchemy.exc import DBAPIError
@@ -80,24 +81,24 @@ def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
     ):
         a = take(mine, "kauri", "a", "10.0.0.1:8000", 1.0)
         assert a is not None
-        conn = mine.engine.connect()
-        conn.begin()  # a's write, stopped half-way: it holds the table's row
-        conn.execute(tables.update().where(tables.c.id == "kauri").values(head_seq=0))
         got: list[Any] = []
         later = a.until + 10_000
         taking = threading.Thread(
             target=lambda: got.append(take(other, "kauri", "b", "x:1", 1.0, now=later))
         )
-        start = time.monotonic()
-        taking.start()
-        taking.join(10.0)
-        assert not taking.is_alive(), "the stalled owner's locks were never let go"
-        assert got[0] is not None and got[0].fence == a.fence + 1
-        assert 0.4 < time.monotonic() - start < 5.0
-        with pytest.raises(DBAPIError, match="idle-in-transaction"):
+        with pytest.raises(DBAPIError, match="idle-in-transaction"), mine.write() as conn:
+            conn.execute(tables.update().where(tables.c.id == "kauri").values(head_seq=0))
+            start = time.monotonic()  # a stops here, holding the table's row
+            taking.start()
+            taking.join(10.0)
+            assert not taking.is_alive(), "the stalled owner's locks were never let go"
+            assert got[0] is not None and got[0].fence == a.fence + 1
+            assert 0.4 < time.monotonic() - start < 5.0
             conn.execute(select(tables.c.fence))  # a wakes: its transaction is gone
-        conn.invalidate()
-        conn.close()
+        with mine.read() as conn:
+            conn.execute(select(tables.c.fence))
+            time.sleep(0.8)
+            assert conn.execute(select(tables.c.fence)).scalar_one() == a.fence + 1
 
 
 def _copy(conn: Any, seq: int) -> dict[str, Any]:

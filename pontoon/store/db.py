@@ -254,10 +254,7 @@ class Store:
         stalled_after: float | None = None,
     ) -> None:
         self.url = url
-        # PostgreSQL: a transaction left idle this long is ended by the database, its locks
-        # let go — a serving process stopped inside a write (SIGSTOP, a frozen VM) would
-        # otherwise hold its tables' rows, and nobody could take their leases while it slept
-        self.stalled_after = stalled_after
+        self.stalled_after = stalled_after  # (see below)
         # SQLite: copy the write-ahead log back into the database only when :meth:`checkpoint`
         # is called (a server calls it on a thread of its own), not after the commit that
         # fills the log past SQLite's threshold (that commit would wait for the copy and an
@@ -269,10 +266,9 @@ class Store:
         if must_exist:
             _check_exists(url)
         _owner_only(url)
-        self.engine: Engine = _make_engine(
-            engine_url(url), autocheckpoint=not own_checkpoints, stalled_after=stalled_after
-        )
+        self.engine: Engine = _make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
         self._writing = self.engine.execution_options(pontoon_write=True)  # made once
+        self._writes: Engine | None = None  # the writes' own engine, if they have one
         self.dialect = self.engine.dialect.name
         self._sql = _Statements(self.engine.dialect)
         try:
@@ -281,9 +277,19 @@ class Store:
         except OperationalError as exc:
             self.engine.dispose()
             raise StoreError(f"cannot open the store {_safe(url)}: {exc.orig}") from None
+        if stalled_after is not None and self.dialect == "postgresql":
+            # PostgreSQL, from now on (a migration may take its time): a write transaction
+            # left idle ``stalled_after`` seconds is ended by the database, its locks let go.
+            # A serving process stopped inside a write (SIGSTOP, a frozen VM) would otherwise
+            # hold its tables' rows, and nobody could take their leases while it slept. The
+            # writes have a pool of their own: a long read (a month's report) is not cut off.
+            self._writes = _make_engine(engine_url(url), stalled_after=stalled_after)
+            self._writing = self._writes.execution_options(pontoon_write=True)
 
     def close(self) -> None:
         self.engine.dispose()
+        if self._writes is not None:
+            self._writes.dispose()
 
     def __enter__(self) -> Store:
         return self
