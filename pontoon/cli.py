@@ -108,9 +108,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
     print(f"Rule set {rules.name}")
     info = knob_info()
     width = max(len(knob) for knob, _, _ in info)
+    shown = {k: json.dumps(v) if isinstance(v, bool) else str(v) for k, v in values.items()}
+    wide = max(10, *(len(shown[knob]) for knob, _, _ in info))
     for knob, rule, doc in info:
-        value = json.dumps(values[knob]) if isinstance(values[knob], bool) else values[knob]
-        print(f"  {knob:<{width}} {value!s:<10} rule {rule:<16} {doc}")
+        print(f"  {knob:<{width}} {shown[knob]:<{wide}} rule {rule:<16} {doc}")
     return 0
 
 

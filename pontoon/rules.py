@@ -234,13 +234,15 @@ def parse_odds(text: str) -> Fraction:
         raise InputError(f"odds must be written like 3:2, not {text!r}") from None
 
 
+_WHAT: Final = {"bool": "a true/false", "int": "a whole-number", "float": "a number"}
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
 def _coerce(name: str, kind: str, value: Any) -> Any:
     """A knob value from TOML or from a ``--set`` string, converted to the knob's type."""
-    bad = InputError(f"knob {name!r} needs a {kind.lower()} value, not {value!r}")
+    what = _WHAT.get(kind, "a text")
+    bad = InputError(f"knob {name!r} needs {what} value, not {value!r}")
     if kind == "bool":
         if isinstance(value, bool):
             return value

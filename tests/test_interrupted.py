@@ -178,7 +178,7 @@ def test_the_knob_defaults_to_resume_and_is_written_only_when_set() -> None:
         ({"interrupted": "later"}, "knob 'interrupted' must be one of resume, void, complete"),
         ({"interrupted_minutes": "0"}, "knob 'interrupted_minutes' must be between 1 and 1440"),
         ({"interrupted_minutes": "1441"}, "knob 'interrupted_minutes' must be between 1 and"),
-        ({"interrupted_minutes": "ten"}, "knob 'interrupted_minutes' needs a int value"),
+        ({"interrupted_minutes": "ten"}, "knob 'interrupted_minutes' needs a whole-number value"),
     ],
 )
 def test_bad_knob_values_are_refused_in_one_line(

@@ -155,7 +155,12 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
     print("  " + "  ".join(f"{k:>7}" for k in KEYS))
     print("  " + "  ".join(f"{effects.eor[k] * 100:+7.4f}" for k in KEYS))
     if tags is None:
-        print(f"sum over the shoe's cards {effects.sum * 100:+.2e} (0 for a fixed strategy)")
+        why = (
+            "above 0: each shoe's play re-optimised"
+            if args.strategy == "composition"
+            else "0 for a fixed strategy, but for the analysis's approximations: docs/count.md"
+        )
+        print(f"sum over the shoe's cards {effects.sum * 100:+.2e} ({why})")
         return 0
     print(f"count {args.count}: " + " ".join(f"{k}={tags[k]:+g}" for k in KEYS))
     for key in ("betting_correlation", "playing_efficiency", "insurance_correlation"):

@@ -170,9 +170,12 @@ def _counting(run: Run) -> dict[str, Any]:
 def text(doc: dict[str, Any]) -> str:
     """A short human summary."""
     rules = doc["rules"]
+    strategy = doc["strategy"] + (
+        f" and the indices of {doc['indices']}" if "indices" in doc else ""
+    )
     lines = [
         f"{rules['name']}: {doc['rounds']:,} rounds, {doc['boxes']} box(es), "
-        f"${doc['wager'] / 100:,.2f} wager, strategy {doc['strategy']}, seed {doc['seed']}",
+        f"${doc['wager'] / 100:,.2f} wager, strategy {strategy}, seed {doc['seed']}",
         f"expected return {doc['ev'] * 100:+.4f} % ± {doc['stderr'] * 100:.4f} "
         f"(95 %: {doc['ci95'][0] * 100:+.4f} to {doc['ci95'][1] * 100:+.4f} %)",
         f"{doc['rounds_per_second'] / 1e6:.2f} M rounds/s on {doc['workers']} worker(s), "

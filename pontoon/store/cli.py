@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(json.dumps({"format": args.format, "output": args.output, "rows": counts}))
     else:
         for name, n in counts.items():
-            print(f"{args.output}/{name}.{args.format}: {n} rows")
+            print(f"{Path(args.output) / name}.{args.format}: {n} rows")
     return 0
 
 
