@@ -277,6 +277,7 @@ def test_an_existing_sqlite_file_open_to_others_is_left_and_named_once(
     Store(str(path)).close()
     [record] = caplog.records
     assert record.levelname == "WARNING" and "(mode 644): chmod 600 it" in record.getMessage()
+    assert record.name == "pontoon.store.db"  # the name docs/store.md gives for it
     assert path.stat().st_mode & 0o777 == 0o644
 
 

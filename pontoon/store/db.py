@@ -1,34 +1,21 @@
 """The store's one small interface over SQLAlchemy Core: SQLite (a file, WAL, every commit
-synced) or PostgreSQL, chosen by URL. Opening a store creates or upgrades its schema.
-
->>> engine_url("sqlite:///pontoon.db"), engine_url("postgresql://u:p@h/db")
-('sqlite:///pontoon.db', 'postgresql+psycopg://u:p@h/db')
->>> engine_url("games.db")
-'sqlite:///games.db'
-"""
+synced) or PostgreSQL, chosen by URL (:mod:`pontoon.store.engine`). Opening a store creates or
+upgrades its schema; its group commits run :mod:`pontoon.store.statements`."""
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import (
-    BigInteger,
     Connection,
     Engine,
-    Integer,
     Row,
-    bindparam,
-    create_engine,
-    delete,
-    event,
     func,
     insert,
     inspect,
@@ -36,13 +23,12 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
 from pontoon.store import chain
+from pontoon.store.engine import check_exists, engine_url, make_engine, owner_only, safe
 from pontoon.store.schema import (
     HEAD,
     accounts,
@@ -50,16 +36,15 @@ from pontoon.store.schema import (
     events,
     ledger,
     operator_calls,
-    play_limits,
     round_players,
     rounds,
     sessions,
     shoe_states,
     staff_actions,
     tables,
-    wallet_entries,
 )
 from pontoon.store.shoestate import advance
+from pontoon.store.statements import Statements
 
 if TYPE_CHECKING:
     from pontoon.store.secret import ShoeKeys
@@ -68,8 +53,6 @@ DEFAULT_URL = "sqlite:///pontoon.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
 _LOCK = 0x706F6E74  # PostgreSQL advisory lock taken while the schema is upgraded
 WAL_FRAMES = 16_384  # SQLite: a log longer than this (pages: 64 MB) is truncated, not only copied
-log = logging.getLogger(__name__)
-_warned: set[Path] = set()  # the SQLite files open to others already named in the log
 
 
 class StoreError(PontoonError):
@@ -97,56 +80,6 @@ def token_digest(token: str) -> str:
     'ba7816bf8f01cfea'
     """
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def engine_url(url: str) -> str:
-    """SQLAlchemy's URL for a store URL: ``postgresql://`` uses psycopg 3; a bare path is a
-    SQLite file."""
-    if "://" not in url:
-        return f"sqlite:///{url}"
-    scheme, rest = url.split("://", 1)
-    if scheme in ("postgresql", "postgres"):
-        return f"postgresql+psycopg://{rest}"
-    if scheme.startswith("postgresql+") or scheme.startswith("sqlite"):
-        return url
-    raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
-
-
-def _sqlite_file(url: str) -> Path | None:
-    """The file of a SQLite store (None for PostgreSQL or an in-memory database)."""
-    parsed = make_url(engine_url(url))
-    path = parsed.database if parsed.get_backend_name() == "sqlite" else None
-    return None if path in (None, "", ":memory:") else Path(str(path))
-
-
-def _check_exists(url: str) -> None:
-    """Refuse a SQLite file that is not there (reading commands must not create one)."""
-    path = _sqlite_file(url)
-    if path is not None and not path.is_file():
-        raise InputError(f"no store at {path}: nothing has been recorded there")
-
-
-def _owner_only(url: str) -> None:
-    """A new SQLite file is made mode 0600 before SQLite opens it (its -wal and -shm files
-    take the main file's mode); an existing one open to others is left, and named once in
-    the log (a warning of ``pontoon.store.db``)."""
-    path = _sqlite_file(url)
-    if path is None:
-        return
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        mode = path.stat().st_mode & 0o777
-        if mode & 0o077 and path.resolve() not in _warned:
-            _warned.add(path.resolve())
-            log.warning(
-                "the store %s is open to group or others (mode %o): chmod 600 it and its "
-                "-wal and -shm files",
-                path,
-                mode,
-            )
-    except OSError:
-        pass  # no such folder, say: SQLite's own error tells it
 
 
 def event_of(row: Row[Any]) -> Event:
@@ -264,26 +197,26 @@ class Store:
         self.keys_given = shoe_keys  # (None: loaded when first needed, here or in a writer's)
         self._sealed: dict[str, tuple[str, str]] = {}  # table -> (its last shoe, sealed)
         if must_exist:
-            _check_exists(url)
-        _owner_only(url)
-        self.engine: Engine = _make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
+            check_exists(url)
+        owner_only(url)
+        self.engine: Engine = make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
         self._writing = self.engine.execution_options(pontoon_write=True)  # made once
         self._writes: Engine | None = None  # the writes' own engine, if they have one
         self.dialect = self.engine.dialect.name
-        self._sql = _Statements(self.engine.dialect)
+        self._sql = Statements(self.engine.dialect)
         try:
             if upgrade:
                 self.upgrade()
         except OperationalError as exc:
             self.engine.dispose()
-            raise StoreError(f"cannot open the store {_safe(url)}: {exc.orig}") from None
+            raise StoreError(f"cannot open the store {safe(url)}: {exc.orig}") from None
         if stalled_after is not None and self.dialect == "postgresql":
             # PostgreSQL, from now on (a migration may take its time): a write transaction
             # left idle ``stalled_after`` seconds is ended by the database, its locks let go.
             # A serving process stopped inside a write (SIGSTOP, a frozen VM) would otherwise
             # hold its tables' rows, and nobody could take their leases while it slept. The
             # writes have a pool of their own: a long read (a month's report) is not cut off.
-            self._writes = _make_engine(engine_url(url), stalled_after=stalled_after)
+            self._writes = make_engine(engine_url(url), stalled_after=stalled_after)
             self._writing = self._writes.execution_options(pontoon_write=True)
 
     def close(self) -> None:
@@ -820,248 +753,6 @@ def _round_seqs(batch: Batch) -> list[int]:
     return [first + i for i, (_, r) in enumerate(batch.events) if r] or [first]
 
 
-def _arrays(rows: list[dict[str, Any]], order: list[str]) -> list[list[Any]]:
-    """The rows' values as one list per parameter of ``order`` (an array statement's)."""
-    return [list(map(itemgetter(k), rows)) for k in order]
-
-
-# The statements of the write path, built once (SQLAlchemy then reuses their compiled form).
-_MOVE_HEAD = (
-    update(tables)
-    .where(tables.c.id == bindparam("b_table"), tables.c.head_seq == bindparam("b_old"))
-    .values(
-        head_seq=bindparam("b_seq"),
-        head_hash=bindparam("b_hash"),
-        shoe_seq=func.coalesce(bindparam("b_shoe_seq", type_=BigInteger), tables.c.shoe_seq),
-        shoe_drawn=func.coalesce(bindparam("b_drawn", type_=Integer), tables.c.shoe_drawn),
-    )
-)
-_MOVE_FENCED_HEAD = _MOVE_HEAD.where(tables.c.fence == bindparam("b_fence"))
-_NEW_ROUND = [
-    "table_id",
-    "number",
-    "status",
-    "rules",
-    "started_at",
-    "first_seq",
-    "last_seq",
-    "house",
-]
-
-
-class _Stmt(NamedTuple):
-    """A write path's statement: its SQL, the order of its parameters (a positional driver's,
-    or a COPY's columns; None: by name) and how the rows go: ``many`` (an ``executemany``),
-    ``copy`` (``COPY``) or ``arrays`` (one statement, each parameter an array of the rows')."""
-
-    text: str
-    order: list[str] | None
-    how: str = "many"
-
-
-class _Statements:
-    """The write path's statements, compiled once for the store's dialect and run on the
-    transaction's own driver cursor (an ``executemany`` for a group). SQLAlchemy's work per
-    statement (cache key, parameter processing, then its events and result set-up even through
-    ``exec_driver_sql``) was most of the CPU of a group commit; the driver's errors are still
-    raised as SQLAlchemy's (an :class:`IntegrityError` is one)."""
-
-    def __init__(self, dialect: Any) -> None:
-        self.dialect = dialect
-        self.error: type[Exception] = dialect.loaded_dbapi.Error
-        self.move_head = self._compile(_MOVE_HEAD)
-        self.move_fenced_head = self._compile(_MOVE_FENCED_HEAD)
-        self.insert_events = self._insert(events, [c.name for c in events.c])
-        self.insert_ledger = self._insert(ledger, [c.name for c in ledger.c if c.name != "id"])
-        self.insert_round = self._compile(  # its id by RETURNING (SQLite 3.35 and later)
-            rounds.insert().returning(rounds.c.id), _NEW_ROUND
-        )
-        self.insert_round_arrays = self._arrays_insert(rounds, _NEW_ROUND)
-        r, p = rounds.c, round_players.c
-        self.update_round = self._update(
-            {"b_id": r.id},
-            {"b_status": r.status, "b_last": r.last_seq, "b_house": r.house, "b_ended": r.ended_at},
-        )
-        self.insert_players = self._insert(round_players, ["round_id", "player", "net"])
-        self.update_net = self._update({"b_id": p.round_id, "b_player": p.player}, {"b_net": p.net})
-        self.upsert_shoe = self._compile(_upsert_shoe(dialect.name), ["table_id", "seq", "state"])
-        self.insert_session = self._compile(
-            sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
-        )
-        self.update_ack = self._update(
-            {"b_hash": sessions.c.token_hash}, {"b_last": sessions.c.last_id}
-        )
-        self.delete_session = self._compile(
-            delete(sessions).where(
-                sessions.c.table_id == bindparam("b_table"),
-                sessions.c.player == bindparam("b_player"),
-            )
-        )
-
-        a = accounts.c
-        self.move_wallet = self._compile(
-            update(accounts)
-            .where(a.name == bindparam("b_name"), a.balance >= bindparam("b_least"))
-            .values(balance=a.balance + bindparam("b_amount"))
-            .returning(a.balance)
-        )
-        self.has_limits = self._compile(  # any row: the first is enough
-            select(play_limits.c.id).where(play_limits.c.account == bindparam("b_account"))
-        )
-        self.insert_wallet_entry = self._compile(
-            wallet_entries.insert(), [c.name for c in wallet_entries.c]
-        )
-
-    def one(self, conn: Connection, stmt: _Stmt, row: dict[str, Any]) -> Any:
-        """Run ``stmt`` with ``row``; the first column of its first row, or None."""
-        text_, order = stmt.text, stmt.order
-        params: Any = tuple(row[k] for k in order) if order is not None else row
-        with self._cursor(conn, text_, params) as cur:
-            cur.execute(text_, params)
-            first = cur.fetchone()
-        return None if first is None else first[0]
-
-    def _compile(self, stmt: Any, keys: list[str] | None = None) -> _Stmt:
-        compiled = stmt.compile(dialect=self.dialect, column_keys=keys)
-        order = list(compiled.positiontup or ()) if self.dialect.positional else None
-        return _Stmt(compiled.string, order)
-
-    def _update(self, where: dict[str, Any], values: dict[str, Any]) -> _Stmt:
-        """``UPDATE`` the rows whose ``where`` columns equal the parameters named by its keys,
-        setting the ``values`` columns. On PostgreSQL one statement for all the rows, joined to
-        the parameters' arrays (``FROM unnest(…)``): each row costs the writer and the
-        database about half what a statement of its own costs, as an ``executemany`` runs it.
-        (Only for rows that no other transaction locks in another order: the tables' heads,
-        locked in their names' order, keep an ``executemany``. A row is never given twice,
-        where the join would update it once, by either: the rows are those of a group's
-        tables, each once — a second batch of a table in a group is refused first, by the
-        heads' move, its head being the first's old one.)"""
-        table = next(iter(where.values())).table
-        if self.dialect.name != "postgresql":
-            stmt = update(table).where(*(c == bindparam(k) for k, c in where.items()))
-            return self._compile(stmt.values({c.name: bindparam(k) for k, c in values.items()}))
-        quote = self.dialect.identifier_preparer.quote
-        names = [*where, *values]
-        columns = [*where.values(), *values.values()]
-        arrays = ", ".join(f"%s::{c.type.compile(self.dialect)}[]" for c in columns)
-        sets = ", ".join(f"{quote(c.name)} = v.{k}" for k, c in values.items())
-        match = " AND ".join(f"u.{quote(c.name)} = v.{k}" for k, c in where.items())
-        sql = (
-            f"UPDATE {quote(table.name)} AS u SET {sets} "
-            f"FROM unnest({arrays}) AS v({', '.join(names)}) WHERE {match}"
-        )
-        return _Stmt(sql, names, "arrays")
-
-    def _arrays_insert(self, table: Any, columns: list[str]) -> _Stmt | None:
-        """PostgreSQL: rows of ``columns`` into ``table`` by one statement from the columns'
-        arrays, returning each row's ``id`` with its place in the arrays (else None)."""
-        if self.dialect.name != "postgresql":
-            return None
-        quote = self.dialect.identifier_preparer.quote
-        arrays = ", ".join(f"%s::{table.c[c].type.compile(self.dialect)}[]" for c in columns)
-        names = ", ".join(quote(c) for c in columns)
-        sql = (
-            f"WITH v AS (SELECT * FROM unnest({arrays}) WITH ORDINALITY AS v({names}, n)), "
-            f"made AS (INSERT INTO {quote(table.name)} ({names}) SELECT {names} FROM v "
-            f"ORDER BY n RETURNING id, table_id, number) "
-            f"SELECT v.n, made.id FROM made JOIN v USING (table_id, number)"
-        )
-        return _Stmt(sql, columns, "arrays")
-
-    def insert_rounds(self, conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
-        """New rounds' rows inserted; their ids, in their order (PostgreSQL: by one statement,
-        each row found again by its table and number; elsewhere one statement a row)."""
-        stmt = self.insert_round_arrays
-        if stmt is None or len(rows) < 2:
-            return [int(self.one(conn, self.insert_round, row)) for row in rows]
-        assert stmt.order is not None
-        arrays = _arrays(rows, stmt.order)
-        with self._cursor(conn, stmt.text, arrays) as cur:
-            cur.execute(stmt.text, arrays)
-            made = dict(cur.fetchall())
-        return [int(made[n]) for n in range(1, len(rows) + 1)]
-
-    def run_all(self, conn: Connection, runs: list[tuple[_Stmt, list[dict[str, Any]]]]) -> None:
-        """:meth:`run` each statement with its rows; on PostgreSQL, array statements with rows
-        go as one (each a data-modifying ``WITH`` of it: one round trip, one statement's cost
-        to the driver)."""
-        runs = [(stmt, rows) for stmt, rows in runs if rows]
-        if len(runs) < 2 or any(stmt.how != "arrays" for stmt, _ in runs):
-            for stmt, rows in runs:
-                self.run(conn, stmt, rows)
-            return
-        text_ = "WITH " + ", ".join(f"w{i} AS ({s.text})" for i, (s, _) in enumerate(runs))
-        text_ += " SELECT 1"
-        arrays = [a for s, rows in runs for a in _arrays(rows, s.order or [])]
-        with self._cursor(conn, text_, arrays) as cur:
-            cur.execute(text_, arrays)
-
-    def _insert(self, table: Any, columns: list[str]) -> _Stmt:
-        """Rows of ``columns`` into ``table``: on PostgreSQL by ``COPY … FROM STDIN``, which
-        costs the writer a sixth and the database two thirds of an ``INSERT`` per row (a group
-        commit's events are most of its rows); elsewhere an ``executemany``."""
-        if self.dialect.name != "postgresql":
-            return self._compile(table.insert(), columns)
-        quote = self.dialect.identifier_preparer.quote
-        names = ", ".join(quote(c) for c in columns)
-        return _Stmt(f"COPY {quote(table.name)} ({names}) FROM STDIN", columns, "copy")
-
-    def run(self, conn: Connection, stmt: _Stmt, rows: list[dict[str, Any]]) -> int:
-        """Run ``stmt`` for each row (nothing for no rows); the rows it changed."""
-        if not rows:
-            return 0
-        text_, order, how = stmt
-        if how == "arrays":
-            assert order is not None
-            arrays = _arrays(rows, order)
-            with self._cursor(conn, text_, arrays) as cur:
-                cur.execute(text_, arrays)
-                return int(cur.rowcount)
-        params: Any = rows
-        if order is not None:  # (itemgetter: a tenth of a generator's cost a row)
-            params = (
-                list(map(itemgetter(*order), rows))
-                if len(order) > 1
-                else [(r[order[0]],) for r in rows]
-            )
-        with self._cursor(conn, text_, params) as cur:
-            if how == "copy":
-                with cur.copy(text_) as pipe:
-                    for row in params:
-                        pipe.write_row(row)
-                return len(rows)
-            cur.executemany(text_, params)
-            return int(cur.rowcount)
-
-    @contextmanager
-    def _cursor(self, conn: Connection, text_: str, params: Any) -> Iterator[Any]:
-        """A driver cursor in ``conn``'s transaction; the driver's error raised as
-        SQLAlchemy's, as ``conn.execute`` would."""
-        cur = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            yield cur
-        except self.error as exc:
-            raise DBAPIError.instance(text_, params, exc, self.error) from exc
-        finally:
-            cur.close()
-
-
-def _upsert_shoe(dialect: str) -> Any:
-    """``INSERT … ON CONFLICT (table_id) DO UPDATE``: each table's one shoe row."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        stmt: Any = pg_insert(shoe_states)
-    else:
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        stmt = sqlite_insert(shoe_states)
-    return stmt.on_conflict_do_update(
-        index_elements=[shoe_states.c.table_id],
-        set_={"seq": stmt.excluded.seq, "state": stmt.excluded.state},
-    )
-
-
 def move_wallet(conn: Connection, name: str, amount: int) -> int | None:
     """Add ``amount`` (negative: take it) to ``name``'s built-in wallet; its balance after, or
     None when there is no such account or it holds too little (nothing changed)."""
@@ -1087,53 +778,6 @@ def _remote_call(
         return row | {"key": key, "kind": "debit", "status": "done", "done_at": at}
     key = f"table:{batch.table}:{seq}:{os.urandom(4).hex()}"
     return row | {"key": key, "kind": "credit", "status": "pending", "done_at": None}
-
-
-def _safe(url: str) -> str:
-    """The URL without its password, for messages."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
-    return url
-
-
-def _make_engine(
-    url: str, autocheckpoint: bool = True, stalled_after: float | None = None
-) -> Engine:
-    if url.startswith("sqlite"):
-        engine = create_engine(url)
-
-        @event.listens_for(engine, "connect")
-        def _connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
-            dbapi.isolation_level = None  # transactions are begun below, not by the driver
-            cur = dbapi.cursor()
-            cur.execute("PRAGMA busy_timeout = 30000")
-            cur.execute("PRAGMA journal_mode = WAL")
-            cur.execute("PRAGMA synchronous = FULL")  # each commit is on disk when it returns
-            cur.execute("PRAGMA foreign_keys = ON")
-            if not autocheckpoint:  # Store.checkpoint is called instead
-                cur.execute("PRAGMA wal_autocheckpoint = 0")
-            cur.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(conn: Connection) -> None:
-            write = conn.get_execution_options().get("pontoon_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-        return engine
-    engine = create_engine(url, pool_pre_ping=True)
-
-    @event.listens_for(engine, "connect")
-    def _pg_connect(dbapi: Any, record: ConnectionPoolEntry) -> None:
-        with dbapi.cursor() as cur:  # a commit returns once it is on disk, whatever the server
-            cur.execute("SET synchronous_commit TO on")
-            if stalled_after is not None:
-                ms = max(1, int(stalled_after * 1000))
-                cur.execute(f"SET idle_in_transaction_session_timeout = {ms}")
-        dbapi.commit()
-
-    return engine
 
 
 __all__ = [
