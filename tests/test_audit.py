@@ -36,6 +36,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> str:
         people = Accounts(store, hasher("minimum"))
         people.create("dee", "dee-password-1")
         people.cashier("dee", Movement.DEPOSIT, 100_000, "r1", None)
+        people.create("ana", "ana-password-1")  # ana plays at tables without wallets too:
+        people.cashier("ana", Movement.DEPOSIT, 7_500, "r2", None)  # their money is the table's
         log = TableLog(store, "rigged", top_up=True)  # a round left open, then voided (16.5)
         rules = load_rules("nz-pontoon")
         rnd = Round(rules, Shoe(rules, np.random.default_rng(5)))

@@ -2,8 +2,10 @@
 the cards, the wagers and the player's balance before and after. What it shows is marked as
 recall (``"recall": true``; the page and the text say so in words), never live play.
 
-The balance is the built-in wallet's where the player has an account (its entries carry the
-balance after each movement), else the player's balance at the table (the ledger's).
+The balance is the built-in wallet's where the round's money came from the player's wallet
+(its entries carry the balance after each movement), else the player's balance at the table
+(the ledger's): a round played on a table without accounts by a name that also has one shows
+the table's money, not the wallet's.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pontoon.events import Event
 from pontoon.money import dollars, signed
 from pontoon.store import chain
 from pontoon.store.db import Store
-from pontoon.store.schema import accounts, ledger, round_players, rounds, wallet_entries
+from pontoon.store.schema import ledger, round_players, rounds, wallet_entries
 from pontoon.store.show import event_text, replay_document
 
 MARK = "GAME RECALL: a record of rounds already played, not live play"
@@ -60,8 +62,9 @@ def recalled(store: Store, round_id: int, player: str | None = None) -> dict[str
             | {k: v for k, v in e.items() if k not in ("seq", "at", "hash")}
         )
     names = [player] if player is not None else sorted(r["players"])
+    seqs = [int(e["seq"]) for e in doc["events"]] or [0]
     with store.read() as conn:
-        balances = {p: _balances(conn, r, p) for p in names}
+        balances = {p: _balances(conn, r, p, (min(seqs), max(seqs))) for p in names}
     out: dict[str, Any] = {
         "recall": True,
         "round": r["id"],
@@ -87,12 +90,16 @@ def recalled(store: Store, round_id: int, player: str | None = None) -> dict[str
     return out
 
 
-def _balances(conn: Connection, r: dict[str, Any], player: str) -> tuple[int, int, str]:
-    """(before, after, "wallet" or "table") of ``player`` around round ``r``: the balance
-    before the round's first event and after its last transaction (the cash-out with it)."""
+def _balances(
+    conn: Connection, r: dict[str, Any], player: str, seqs: tuple[int, int]
+) -> tuple[int, int, str]:
+    """(before, after, "wallet" or "table") of ``player`` around round ``r`` (its events'
+    ``seqs``, first and last): the balance before the round's first event and after its last
+    transaction (the cash-out with it)."""
     start, end = r["started_at"], r["ended_at"] or r["started_at"]
-    if conn.execute(select(accounts.c.name).where(accounts.c.name == player)).first():
-        w = wallet_entries.c
+    w = wallet_entries.c
+    of_round = [w.account == player, w.table_id == r["table"], w.seq.between(*seqs)]
+    if conn.execute(select(w.key).where(*of_round).limit(1)).first():  # its wallet's money
         newest = (w.at.desc(), w.seq.desc().nulls_last())
         q = select(w.balance).where(w.account == player).order_by(*newest).limit(1)
         before = conn.execute(q.where(w.at < start)).scalar()
