@@ -237,3 +237,33 @@ def test_the_shared_supervisor_token_cannot_set_a_table_it_has_no_account_to_rec
         assert r.status_code == 403 and "--accounts" in r.json()["detail"]
         (listed,) = client.get("/api/pit/tables?token=sup-token-0123").json()
         assert listed["open"] is True and listed["table_min"] == 500
+
+
+def test_a_box_voided_by_the_supervisor_is_not_counted_as_wagered(tmp_path: Path) -> None:
+    """16.5: a box the supervisor voids has its wagers returned — no game was played on it,
+    so neither its wager nor its theoretical win counts; a round whose every box was voided
+    is a void round."""
+    from pontoon.audit.report import table_report
+    from pontoon.irregularities import Irregularity
+    from pontoon.sim.reference import play_out
+    from tests.audit_fill import optimal
+
+    rules = load_rules("nz-pontoon")
+    shoe = Shoe(rules, np.random.default_rng(7))
+    chart = optimal()
+    with Store(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        log = TableLog(store, "kauri", top_up=True)
+        for voided in ([2], [1, 2]):
+            rnd = Round(rules, shoe)
+            rnd.place_wager(1, "ana", 500)
+            rnd.place_wager(2, "ben", 700)
+            rnd.deal()
+            for box in voided:
+                rnd.apply_irregularity(Irregularity("void", by="supervisor", box=box))
+            play_out(rnd, chart, chart.rescues())
+            log.start(rnd).commit(shoe, cash_out=True)
+        (t,) = table_report(store)["tables"]
+    assert t["rounds"] == 1 and t["void_rounds"] == 1
+    assert t["wagered"] == 500  # ana's box alone
+    players = {p["player"]: p for p in t["players"]}
+    assert set(players) == {"ana"}

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -395,3 +396,52 @@ def test_a_process_over_its_part_gives_back_every_idle_table_over_it_at_once(
         asyncio.run(b.tend())
         assert sorted(b.held) == sorted(opened["b"]) and len(b.held) == 4
         assert set(a.held).isdisjoint(b.held) and sorted(opened["a"]) == sorted(a.held)
+
+
+def test_processes_print_the_supervisors_token_they_made(tmp_path: Path) -> None:
+    """``serve --processes 2`` with no token given makes one for every child, and prints it
+    on stderr as one process does: the supervisor can use it."""
+    pytest.importorskip("fastapi")
+    from select import select as readable
+
+    import httpx
+
+    from tests.test_server_helpers import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PONTOON_SUPERVISOR_TOKEN"}
+    cmd = ["serve", "--port", str(port), "--processes", "2", "--table", "t1"]
+    cmd += ["--db", f"sqlite:///{tmp_path / 'store.db'}", "--lease", str(LEASE)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pontoon.cli", *cmd],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = readable([proc.stderr], [], [], 15.0)
+        assert ready, "nothing printed on stderr"
+        line = proc.stderr.readline()
+        assert line.startswith("supervisor token: "), line
+        token = line.split(": ", 1)[1].strip()
+        base = f"http://127.0.0.1:{port}"
+        _until(lambda: _answers(base + "/api/tables"), 15.0)
+        _until(lambda: _answers(f"{base}/api/pit/tables?token={token}"), 10.0)
+        assert httpx.get(f"{base}/api/pit/tables?token=not-{token}").status_code in (401, 403)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def _answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -126,6 +126,22 @@ def test_pontoon_play_refuses_a_shoe_its_key_does_not_open(
     assert _raw(db, "terminal") == before
 
 
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_serve_refuses_a_shoe_its_key_does_not_open_before_it_listens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], processes: str
+) -> None:
+    """As ``play`` does: exit 2 and one line, nothing printed as if it served, nothing
+    started (under ``--processes`` the parent checks before it starts a child)."""
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    _deal(db, ShoeKeys([_key()]), table="kauri")
+    before = _raw(db, "kauri")
+    wrong = str(_key_file(tmp_path / "k", _key()))
+    argv = ["serve", "--port", "0", "--db", db, "--shoe-key-file", wrong, "--table", "kauri"]
+    code, out = cli([*argv, "--processes", processes], capsys)
+    assert code == 2 and out.count("\n") == 1 and "'kauri'" in out and "sealed" in out, out
+    assert _raw(db, "kauri") == before
+
+
 def test_a_legacy_plain_state_is_read_and_sealed_at_its_next_write(url: str) -> None:
     keys = ShoeKeys([_key()])
     shoe = _deal(url, keys)

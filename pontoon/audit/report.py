@@ -25,7 +25,7 @@ from pontoon.errors import InputError
 from pontoon.store.db import Store
 from pontoon.store.schema import events, round_players, rounds
 from pontoon.store.show import where_rounds
-from pontoon.vocab import SEVENS, EventKind
+from pontoon.vocab import SEVENS, EventKind, Outcome
 
 Z95: Final = 1.959963984540054
 PERIODS: Final = ("day", "shift")
@@ -126,6 +126,18 @@ def _read(
             rnd.boxes[box] = rnd.boxes.get(box, 0) + amount
             mine = rnd.players.setdefault(player, {})
             mine[box] = mine.get(box, 0) + amount
+        outcomes: dict[tuple[int, int], set[str]] = defaultdict(set)
+        ends = select(e.round_id, e.box, e.detail).where(e.kind == EventKind.OUTCOME, of_rounds)
+        for rid, box, outcome in conn.execute(ends):
+            outcomes[(int(rid), box)].add(str(outcome))
+        for (rid, box), seen in outcomes.items():
+            if seen != {Outcome.VOID}:
+                continue
+            rnd = found[rid]  # every hand void (16.5, 15.5): no game was played on the box,
+            rnd.boxes.pop(box, None)  # its wagers returned: none of them count
+            for boxes in rnd.players.values():
+                boxes.pop(box, None)
+            rnd.players = {p: boxes for p, boxes in rnd.players.items() if boxes}
         rp = round_players.c
         q = select(rp.round_id, rp.player, rp.net).where(rp.round_id.in_(chosen))
         for net in conn.execute(q):

@@ -37,9 +37,10 @@ def child_command(handoff: int, own: int) -> list[str]:
     return [sys.executable, "-m", "pontoon.cli", *argv, HANDOFF_FD, str(handoff), OWN_FD, str(own)]
 
 
-def run(args: argparse.Namespace, token: str) -> int:
+def run(args: argparse.Namespace, token: str, show_token: bool = False) -> int:
     """Start and watch the children until SIGTERM or SIGINT; then stop them (each lets go
-    of its leases)."""
+    of its leases). ``show_token``: the supervisor's token was made here (printed on stderr,
+    as one process prints it)."""
     from pontoon.store.db import Store
     from pontoon.store.leases import holders
 
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace, token: str) -> int:
     signal.signal(signal.SIGINT, stop)
     address = f"{url_host(args.host)}:{args.port}"
     print(f"Pontoon table server: http://{address}/ ({n} processes)", flush=True)
+    if show_token:
+        print(f"supervisor token: {token}", file=sys.stderr, flush=True)
 
     def start(i: int) -> tuple[subprocess.Popen[Any], socket.socket]:
         """Child ``i`` and the parent's end of the Unix socket its connections go over."""

@@ -187,6 +187,7 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
+    from pontoon.store.db import Store
     from pontoon.store.secret import load_keys
 
     _check_numbers(args)
@@ -195,16 +196,20 @@ def serve(args: argparse.Namespace) -> int:
     if not 1 <= processes <= 64:
         raise InputError(f"serve: --processes must be 1 to 64, not {processes}")
     child = getattr(args, "handoff_fd", None) is not None
+    configs = table_configs(args)
+    keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
+    if not child:  # (a child's parent checked)
+        with Store(store_url(args.db), keys) as store:  # a stored shoe they do not open: too
+            store.check_keys([c.name for c in configs])
+    operator = operator_config(args)
+    accounts = bool(getattr(args, "accounts", False)) or operator is not None
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
         _leasing(args)  # its options checked before anything starts
-        return run(args, token)
-    configs = table_configs(args)
-    keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
+        return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
-    operator = operator_config(args)
     sockets, handoff = None, None
     if child:
         from .processes import leased_child
@@ -213,7 +218,6 @@ def serve(args: argparse.Namespace) -> int:
     else:
         leasing = _leasing(args)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
-    accounts = bool(getattr(args, "accounts", False)) or operator is not None
     login_hours = getattr(args, "login_hours", 24.0)
     if not 0 < login_hours <= 24 * 365:
         raise InputError(

@@ -252,6 +252,15 @@ class Store:
                 f"with --shoe-key-file or $PONTOON_SHOE_KEY (it stays stored until then)"
             ) from None
 
+    def check_keys(self, names: list[str]) -> None:
+        """That the keys open the stored shoe of each table of ``names`` (a server checks
+        before it listens): else the :class:`InputError` its start would meet."""
+        s = shoe_states.c
+        with self.read() as conn:
+            rows = conn.execute(select(s.table_id, s.state).where(s.table_id.in_(names))).all()
+        for table, state in rows:
+            self._open_shoe(str(table), str(state))
+
     def rekey(self) -> int:
         """Seal every table's shoe state again under the first key (a plain one: sealed), in
         one transaction; how many. A state no key opens: :class:`InputError`, none changed."""
