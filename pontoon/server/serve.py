@@ -17,6 +17,8 @@ from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, store_url, url_host
 from .table import TableConfig
 
 if TYPE_CHECKING:
+    from pontoon.store.secret import ShoeKeys
+
     from .tenure import Leasing
 
 
@@ -105,6 +107,15 @@ def secret_file(path: str, option: str) -> str:
     return text
 
 
+def _check_keys(args: argparse.Namespace, configs: list[TableConfig], keys: ShoeKeys) -> None:
+    """The options checked, the store opened: a stored shoe of the tables that ``keys`` do
+    not open stops the start here, in one line, not at the first table's opening."""
+    from pontoon.store.db import Store
+
+    with Store(store_url(args.db), keys) as store:
+        store.check_keys([c.name for c in configs])
+
+
 def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:
     """The supervisor's token and whether it was given: ``--supervisor-token``, else the first
     line of ``--supervisor-token-file`` (readable by its owner only), else
@@ -187,7 +198,6 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
-    from pontoon.store.db import Store
     from pontoon.store.secret import load_keys
 
     _check_numbers(args)
@@ -198,15 +208,13 @@ def serve(args: argparse.Namespace) -> int:
     child = getattr(args, "handoff_fd", None) is not None
     configs = table_configs(args)
     keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
-    if not child:  # (a child's parent checked)
-        with Store(store_url(args.db), keys) as store:  # a stored shoe they do not open: too
-            store.check_keys([c.name for c in configs])
     operator = operator_config(args)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
         _leasing(args)  # its options checked before anything starts
+        _check_keys(args, configs, keys)
         return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
     limit = limits(args)
@@ -223,6 +231,8 @@ def serve(args: argparse.Namespace) -> int:
         raise InputError(
             f"serve: --login-hours must be more than 0 and at most 8760, not {login_hours}"
         )
+    if not child:  # (its parent checked)
+        _check_keys(args, configs, keys)
     app = create_app(
         store_url(args.db),
         configs,
