@@ -235,6 +235,7 @@ def parse_odds(text: str) -> Fraction:
 
 
 _WHAT: Final = {"bool": "a true/false", "int": "a whole-number", "float": "a number"}
+_WHAT["Fraction"] = "an odds (3:2)"
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 

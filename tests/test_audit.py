@@ -241,29 +241,36 @@ def test_the_shared_supervisor_token_cannot_set_a_table_it_has_no_account_to_rec
 
 def test_a_box_voided_by_the_supervisor_is_not_counted_as_wagered(tmp_path: Path) -> None:
     """16.5: a box the supervisor voids has its wagers returned — no game was played on it,
-    so neither its wager nor its theoretical win counts; a round whose every box was voided
-    is a void round."""
+    so neither its wager nor its theoretical win counts, even one voided after it was settled
+    (bust, then void); a round whose every box was voided is a void round."""
     from pontoon.audit.report import table_report
     from pontoon.irregularities import Irregularity
+    from pontoon.layout import Move
     from pontoon.sim.reference import play_out
     from tests.audit_fill import optimal
 
     rules = load_rules("nz-pontoon")
-    shoe = Shoe(rules, np.random.default_rng(7))
+    shoe = Shoe(rules, np.random.default_rng(0))
     chart = optimal()
     with Store(f"sqlite:///{tmp_path / 'v.db'}") as store:
         log = TableLog(store, "kauri", top_up=True)
-        for voided in ([2], [1, 2]):
+        for voided in ([0, 1], [2], [1, 2]):  # (0: box 1 played to a bust first)
             rnd = Round(rules, shoe)
             rnd.place_wager(1, "ana", 500)
             rnd.place_wager(2, "ben", 700)
             rnd.deal()
+            while 0 in voided and (turn := rnd.to_act()) is not None and turn.box == 1:
+                rnd.apply(Move("hit", 1))  # box 1 busts, and is settled (seed 0's cards)
             for box in voided:
-                rnd.apply_irregularity(Irregularity("void", by="supervisor", box=box))
+                if box:
+                    rnd.apply_irregularity(Irregularity("void", by="supervisor", box=box))
             play_out(rnd, chart, chart.rescues())
             log.start(rnd).commit(shoe, cash_out=True)
+            if 0 in voided:
+                outcomes = [e.detail for e in rnd.events if e.kind == "outcome" and e.box == 1]
+                assert outcomes == ["bust", "void"]
         (t,) = table_report(store)["tables"]
-    assert t["rounds"] == 1 and t["void_rounds"] == 1
-    assert t["wagered"] == 500  # ana's box alone
+    assert t["rounds"] == 2 and t["void_rounds"] == 1
+    assert t["wagered"] == 500 + 700  # ben's box in the first round, ana's in the second
     players = {p["player"]: p for p in t["players"]}
-    assert set(players) == {"ana"}
+    assert set(players) == {"ana", "ben"} and players["ana"]["wagered"] == 500

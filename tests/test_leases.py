@@ -22,7 +22,7 @@ from sqlalchemy import insert, select, text
 
 from pontoon.cli import main
 from pontoon.store.db import ConflictError, Store
-from pontoon.store.leases import holders, release, renew, take
+from pontoon.store.leases import holders, now_ms, release, renew, take
 from pontoon.store.recorder import TableLog
 from pontoon.store.schema import events, tables
 from pontoon.store.verify import verify
@@ -80,12 +80,11 @@ def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
         Store(url, stalled_after=0.5) as mine,
         Store(url) as other,
     ):
-        a = take(mine, "kauri", "a", "10.0.0.1:8000", 1.0)
+        a = take(mine, "kauri", "a", "10.0.0.1:8000", 0.3)
         assert a is not None
         got: list[Any] = []
-        later = a.until + 10_000
-        taking = threading.Thread(
-            target=lambda: got.append(take(other, "kauri", "b", "x:1", 1.0, now=later))
+        taking = threading.Thread(  # (a's lease lapses while b waits for the row)
+            target=lambda: got.append(take(other, "kauri", "b", "x:1", 1.0))
         )
         with pytest.raises(DBAPIError, match="idle-in-transaction"), mine.write() as conn:
             conn.execute(tables.update().where(tables.c.id == "kauri").values(head_seq=0))
@@ -94,6 +93,7 @@ def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
             taking.join(10.0)
             assert not taking.is_alive(), "the stalled owner's locks were never let go"
             assert got[0] is not None and got[0].fence == a.fence + 1
+            assert got[0].until - now_ms() > 800  # the lease's time counted from the row
             assert 0.4 < time.monotonic() - start < 5.0
             conn.execute(select(tables.c.fence))  # a wakes: its transaction is gone
         with mine.read() as conn:
@@ -349,15 +349,21 @@ def _children(pid: int) -> list[int]:
         (["--lease", "0.5"], "--lease must be 1 to 60 seconds"),
         (["--advertise", "10.0.0.5:8000"], "--advertise goes with --lease"),
         (["--processes", "0"], "--processes must be 1 to 64"),
+        (["--processes", "2", "--login-hours", "0"], "--login-hours must be more than 0"),
+        (["--processes", "2", "--welcome", "-1"], "--welcome must be 0 to"),
     ],
 )
 def test_bad_lease_options_are_refused_in_one_line(
-    options: list[str], said: str, capsys: pytest.CaptureFixture[str]
+    options: list[str], said: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    """Refused before anything starts or is made: under ``--processes`` by the parent, not
+    by children started again and again."""
     pytest.importorskip("fastapi")
-    assert main(["serve", "--db", "sqlite:///unused.db", *options]) == 2
+    db = tmp_path / "unused.db"
+    assert main(["serve", "--db", f"sqlite:///{db}", *options]) == 2
     err = capsys.readouterr().err.strip()
     assert said in err and "\n" not in err
+    assert not db.exists()
 
 
 def test_a_process_over_its_part_gives_back_every_idle_table_over_it_at_once(

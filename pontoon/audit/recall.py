@@ -3,7 +3,8 @@ the cards, the wagers and the player's balance before and after. What it shows i
 recall (``"recall": true``; the page and the text say so in words), never live play.
 
 The balance is the built-in wallet's where the round's money came from the player's wallet
-(its entries carry the balance after each movement), else the player's balance at the table
+(a movement of it at the round's table among the round's events, between its first and last;
+its entries carry the balance after each movement), else the player's balance at the table
 (the ledger's): a round played on a table without accounts by a name that also has one shows
 the table's money, not the wallet's.
 """

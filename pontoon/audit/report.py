@@ -126,15 +126,23 @@ def _read(
             rnd.boxes[box] = rnd.boxes.get(box, 0) + amount
             mine = rnd.players.setdefault(player, {})
             mine[box] = mine.get(box, 0) + amount
-        outcomes: dict[tuple[int, int], set[str]] = defaultdict(set)
-        ends = select(e.round_id, e.box, e.detail).where(e.kind == EventKind.OUTCOME, of_rounds)
-        for rid, box, outcome in conn.execute(ends):
-            outcomes[(int(rid), box)].add(str(outcome))
-        for (rid, box), seen in outcomes.items():
+        # each wager's last outcome (a settled wager voided after: 15.5(a), 16.5), the side
+        # wager's aside; a box whose every wager ends void had no game played on it
+        last: dict[tuple[int, int, int | None, str], str] = {}
+        main = or_(e.rule.is_(None), e.rule != SEVENS)
+        ends = select(e.round_id, e.box, e.hand, e.player, e.detail).order_by(e.seq)
+        for rid, box, hand, player, outcome in conn.execute(
+            ends.where(e.kind == EventKind.OUTCOME, main, of_rounds)
+        ):
+            last[(int(rid), box, hand, str(player))] = str(outcome)
+        ended: dict[tuple[int, int], set[str]] = defaultdict(set)
+        for (rid, box, _, _), outcome in last.items():
+            ended[(rid, box)].add(outcome)
+        for (rid, box), seen in ended.items():
             if seen != {Outcome.VOID}:
                 continue
-            rnd = found[rid]  # every hand void (16.5, 15.5): no game was played on the box,
-            rnd.boxes.pop(box, None)  # its wagers returned: none of them count
+            rnd = found[rid]  # its wagers returned: none of them count
+            rnd.boxes.pop(box, None)
             for boxes in rnd.players.values():
                 boxes.pop(box, None)
             rnd.players = {p: boxes for p, boxes in rnd.players.items() if boxes}

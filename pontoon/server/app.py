@@ -605,11 +605,14 @@ def create_app(
         gc.set_threshold(*GC_THRESHOLDS)
         yield
         gc.set_threshold(*thresholds)
-        for task in (expiry, outbox, tending):
+        for task in (expiry, outbox):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError):
-                    await task  # a pass under way ends before the store closes
+                    await task
+        if hub.tenure is not None and tending is not None:
+            hub.tenure.close()
+            await tending  # the pass under way, if any, ends before the leases are let go
         if hub.remote is not None:
             await hub.remote.close()
         for t in hub.tables.values():

@@ -210,6 +210,13 @@ def serve(args: argparse.Namespace) -> int:
     keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
     operator = operator_config(args)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
+    limit = limits(args)
+    welcome = _welcome(args)
+    login_hours = getattr(args, "login_hours", 24.0)
+    if not 0 < login_hours <= 24 * 365:
+        raise InputError(
+            f"serve: --login-hours must be more than 0 and at most 8760, not {login_hours}"
+        )
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
@@ -217,7 +224,6 @@ def serve(args: argparse.Namespace) -> int:
         _check_keys(args, configs, keys)
         return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
-    limit = limits(args)
     sockets, handoff = None, None
     if child:
         from .processes import leased_child
@@ -226,11 +232,6 @@ def serve(args: argparse.Namespace) -> int:
     else:
         leasing = _leasing(args)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
-    login_hours = getattr(args, "login_hours", 24.0)
-    if not 0 < login_hours <= 24 * 365:
-        raise InputError(
-            f"serve: --login-hours must be more than 0 and at most 8760, not {login_hours}"
-        )
     if not child:  # (its parent checked)
         _check_keys(args, configs, keys)
     app = create_app(
@@ -245,7 +246,7 @@ def serve(args: argparse.Namespace) -> int:
         password_strength=getattr(args, "password_strength", "default"),
         login_hours=login_hours,
         operator=operator,
-        welcome=_welcome(args),
+        welcome=welcome,
         leasing=leasing,
         writer_process=args.writer == "process",
     )

@@ -17,6 +17,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from pontoon.store.db import Store
@@ -70,6 +71,7 @@ class Tenure:
         self.part = -(-len(names) // max(1, leasing.processes))
         self._unheld: set[str] = set()  # the tables no process held at the last pass
         self._holders: tuple[float, dict[str, Holder]] = (0.0, {})  # (when read, holders)
+        self._closing = asyncio.Event()  # the server stops: no pass after the one under way
 
     def start(self) -> None:
         """Take and open the tables nobody holds, up to this process's part."""
@@ -151,15 +153,24 @@ class Tenure:
         return {n: h.address for n, h in found.items() if h.owner != self.leasing.owner}
 
     async def run(self) -> None:
-        """Tend the leases for the life of the server; a failing pass (the store away) is
-        logged and the next one tries again (the leases lapse meanwhile: the tables' writes
-        are refused from the moment another process takes them)."""
-        while True:
-            await asyncio.sleep(self.leasing.seconds / 3)
+        """Tend the leases until :meth:`close`; a failing pass (the store away) is logged and
+        the next one tries again (the leases lapse meanwhile: the tables' writes are refused
+        from the moment another process takes them). A pass under way when the server stops
+        is finished, not cancelled: its writes run on threads that a cancel would not stop —
+        a lease taken after :meth:`stop` let go of them would be held by nobody alive."""
+        while not self._closing.is_set():
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.leasing.seconds / 3)
+            if self._closing.is_set():
+                return
             try:
                 await self.tend()
-            except Exception:  # not CancelledError: the server stopping ends the task
+            except Exception:
                 log.exception("tending the leases failed; tried again later")
+
+    def close(self) -> None:
+        """:meth:`run` ends after the pass under way, if any."""
+        self._closing.set()
 
     def stop(self) -> None:
         """The server stops: its tables may be taken at once."""

@@ -62,10 +62,13 @@ def take(
     """The lease of ``table`` for ``owner`` (reachable at ``address``) for ``seconds``, with a
     new fencing token; None while another owner holds it."""
     store.ensure_table(table)
-    now = now_ms() if now is None else now
-    until = now + int(seconds * 1000)
     t = tables.c
     with store.write() as conn:
+        # the row first, then the time: a wait for it (PostgreSQL: a stalled owner's
+        # transaction, until the database ends it) does not shorten the lease taken
+        conn.execute(select(t.id).where(t.id == table).with_for_update())
+        now = now_ms() if now is None else now
+        until = now + int(seconds * 1000)
         taken = conn.execute(
             update(tables)
             .where(t.id == table, or_(t.owner.is_(None), t.lease_until < now))
