@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from pontoon.argtypes import seed, whole
 from pontoon.errors import InputError, PontoonError
 from pontoon.rules import PRESETS, RuleSet, knob_info, load_rules, parse_set_options
 from pontoon.store import cli as store_cli
@@ -41,11 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("play", help="a table in the terminal")
     _common(p)
-    p.add_argument("--boxes", type=int, default=1, help="boxes you play (default 1)")
-    p.add_argument("--wager", type=int, help="default wager per box in cents (table minimum)")
-    p.add_argument("--bankroll", type=int, default=100_000, help="your money in cents")
-    p.add_argument("--seed", type=int, help="seed the shuffle (default: a secure shuffle)")
-    p.add_argument("--rounds", type=int, help="stop after this many rounds")
+    p.add_argument("--boxes", type=whole, default=1, help="boxes you play (default 1)")
+    p.add_argument("--wager", type=whole, help="default wager per box in cents (table minimum)")
+    p.add_argument("--bankroll", type=whole, default=100_000, help="your money in cents")
+    p.add_argument("--seed", type=seed, help="seed the shuffle (default: a secure shuffle)")
+    p.add_argument("--rounds", type=whole, help="stop after this many rounds")
     store_cli.db_option(p, table="terminal")
     store_cli.shoe_key_option(p)
     COMMANDS.update(store_cli.add_commands(sub, _common))

@@ -255,7 +255,8 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
             raise bad
         if isinstance(value, int):
             return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        digits = value.strip().lstrip("-") if isinstance(value, str) else ""
+        if digits.isascii() and digits.isdigit():  # (ASCII: "٦".isdigit() too)
             return int(value)
         raise bad
     if kind == "float":

@@ -40,6 +40,8 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not a JSON scenario ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not a JSON scenario (nested too deep)") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: a scenario is a JSON object")
     return data

@@ -550,7 +550,7 @@ def test_store_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out = cli(["verify", "--db", db], capsys)
     assert code == 0 and out.startswith("intact: 0 table(s)")
     code, out = cli(["play", "--db", f"sqlite:///{tmp_path}/no/such/dir.db"], capsys)
-    assert code == 1 and out.startswith("pontoon: cannot open the store")
+    assert code == 2 and out.startswith("pontoon: cannot open the store")
 
 
 # ---------------------------------------------------------------------------- tampering

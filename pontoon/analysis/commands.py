@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from pontoon.argtypes import finite, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
     """The options of ``analyze`` or ``strategy`` (besides --rules, --set and --json)."""
-    p.add_argument("--wager", type=int, default=500, help="wager in cents (Super Bonus: 11.2)")
+    p.add_argument("--wager", type=whole, default=500, help="wager in cents (Super Bonus: 11.2)")
     p.add_argument("--infinite", action="store_true", help="an infinite shoe")
     if command == "analyze":
         p.add_argument(
@@ -48,18 +49,18 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
         p.add_argument("--format", choices=("html", "pdf"), default="html")
         p.add_argument("--output", help="write here (required for pdf; default stdout)")
         p.add_argument("--no-effects", action="store_true", help="leave out the rule effects")
-        p.add_argument("--workers", type=int, help="local processes for the rule effects")
+        p.add_argument("--workers", type=whole, help="local processes for the rule effects")
         p.add_argument("--scheduler", help="address of a Dask scheduler for the rule effects")
-        p.add_argument("--rounds-per-hour", type=int, default=60, help="operator: rounds an hour")
-        p.add_argument("--boxes", type=int, default=7, help="operator: boxes in play (1-7)")
-        p.add_argument("--hours", type=float, default=8.0, help="operator: hours in a shift")
+        p.add_argument("--rounds-per-hour", type=whole, default=60, help="operator: rounds an hour")
+        p.add_argument("--boxes", type=whole, default=7, help="operator: boxes in play (1-7)")
+        p.add_argument("--hours", type=finite, default=8.0, help="operator: hours in a shift")
         p.add_argument(
             "--rounds",
-            type=int,
+            type=whole,
             default=10_000_000,
             help="rounds simulated for two boxes' covariance (a chart only; 0: none)",
         )
-        p.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+        p.add_argument("--seed", type=seed, default=1, help="seed of that simulation")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
     else:
         p.add_argument("--format", choices=("text", "csv", "png"), default="text")

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pontoon.argtypes import whole
 from pontoon.errors import InputError
 from pontoon.money import dollars, signed
 from pontoon.store.cli import DEFAULT_URL, db_option
@@ -21,8 +22,8 @@ def add_commands(
     db_option(p, DEFAULT_URL)
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--player", help="the player whose last rounds are recalled")
-    who.add_argument("--round", type=int, metavar="ID", help="any one round (a supervisor's)")
-    p.add_argument("--last", type=int, default=10, help="how many rounds (default 10)")
+    who.add_argument("--round", type=whole, metavar="ID", help="any one round (a supervisor's)")
+    p.add_argument("--last", type=whole, default=10, help="how many rounds (default 10)")
     common(p)
 
     p = sub.add_parser("report", help="each table's win against theory, by day or shift")

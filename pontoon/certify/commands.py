@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pontoon.argtypes import seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import load_rules, parse_set_options
 
@@ -22,11 +23,11 @@ def add_commands(
     p = sub.add_parser(
         "certify", help="shuffle certification: statistical tests of the shoe (exit 3: failed)"
     )
-    p.add_argument("--shuffles", type=int, default=100_000, help="shuffles to test (100 or more)")
+    p.add_argument("--shuffles", type=whole, default=100_000, help="shuffles to test (100 or more)")
     p.add_argument(
-        "--seed", type=int, help="a reproducible numpy shuffle (default: the tables' secure one)"
+        "--seed", type=seed, help="a reproducible numpy shuffle (default: the tables' secure one)"
     )
-    p.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    p.add_argument("--workers", type=whole, help="local processes (default: all cores)")
     p.add_argument("--format", choices=("text", "html"), default="text", help="--output's form")
     p.add_argument("--output", metavar="PATH", help="write the report here (html needs it)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

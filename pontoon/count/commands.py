@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pontoon.argtypes import finite, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -40,8 +41,8 @@ def add_options(
                 help="basic: the full shoe's chart fixed (default); composition: re-optimised",
             )
         wager = "the minimum bet" if name == "ramp" else "the wager"
-        q.add_argument("--wager", type=int, default=500, help=f"{wager} in cents (500)")
-        q.add_argument("--workers", type=int, help="local processes (default: all cores)")
+        q.add_argument("--wager", type=whole, default=500, help=f"{wager} in cents (500)")
+        q.add_argument("--workers", type=whole, help="local processes (default: all cores)")
         q.add_argument("--scheduler", help="address of a Dask distributed scheduler")
         q.add_argument("--no-progress", action="store_true", help="no progress bar")
         if name == "indices":
@@ -55,19 +56,19 @@ def add_options(
             q.add_argument("--output", help="write here (required for png; default stdout)")
             q.add_argument(
                 "--rounds",
-                type=int,
+                type=whole,
                 default=0,
                 help="by simulation instead: rounds to deal, each box's first decision a random "
                 "legal play (default 0: by exact analysis of expected shoes)",
             )
-            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+            q.add_argument("--seed", type=seed, default=1, help="seed of that simulation")
         if name == "ramp":
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
-            q.add_argument("--bankroll", type=int, required=True, help="bankroll in cents")
-            q.add_argument("--spread", type=float, required=True, help="largest bet / smallest")
-            q.add_argument("--chip", type=int, help="bets are whole chips of this many cents")
-            q.add_argument("--kelly", type=float, default=1.0, help="part of a Kelly bet (1)")
-            q.add_argument("--wong-out", type=int, help="sit out below this true count")
+            q.add_argument("--bankroll", type=whole, required=True, help="bankroll in cents")
+            q.add_argument("--spread", type=finite, required=True, help="largest bet / smallest")
+            q.add_argument("--chip", type=whole, help="bets are whole chips of this many cents")
+            q.add_argument("--kelly", type=finite, default=1.0, help="part of a Kelly bet (1)")
+            q.add_argument("--wong-out", type=whole, help="sit out below this true count")
             q.add_argument(
                 "--boxes-from",
                 action="append",
@@ -75,18 +76,18 @@ def add_options(
                 metavar="TC:N",
                 help="play N boxes from true count TC up (e.g. 3:2); again for more",
             )
-            q.add_argument("--rounds", type=int, default=0, help="simulate the EV by count")
-            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+            q.add_argument("--rounds", type=whole, default=0, help="simulate the EV by count")
+            q.add_argument("--seed", type=seed, default=1, help="seed of that simulation")
             q.add_argument(
                 "--hands",
-                type=int,
+                type=whole,
                 default=0,
                 help="also the risk of ruin within this many rounds (with --rounds: simulated "
                 "too, sessions of that length playing the ramp)",
             )
             q.add_argument(
                 "--goal",
-                type=int,
+                type=whole,
                 default=0,
                 metavar="K",
                 help="with --rounds: the risk of ruin without end simulated too, sessions "
@@ -96,11 +97,11 @@ def add_options(
             q.add_argument("--count", default="hi-lo", help="hi-lo or a TOML file (tags)")
             q.add_argument(
                 "--rounds",
-                type=int,
+                type=whole,
                 default=0,
                 help="rounds to simulate for the EV by true count (default 0: the line only)",
             )
-            q.add_argument("--seed", type=int, default=1, help="seed of that simulation")
+            q.add_argument("--seed", type=seed, default=1, help="seed of that simulation")
             q.add_argument("--plot", help="write the EV by true count here (PNG)")
 
 

@@ -4,7 +4,10 @@ command line builds every command's options whichever one runs."""
 from __future__ import annotations
 
 import argparse
+import socket
 
+from pontoon.argtypes import finite, whole
+from pontoon.errors import InputError
 from pontoon.store.cli import shoe_key_option
 
 from .limits import Limits
@@ -23,6 +26,18 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The public listening socket, bound before anything is served: an address this host
+    cannot listen on (in use, not one of its own, no such name) stops the start in one line."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    both = host == "::" and socket.has_dualstack_ipv6()  # (as uvicorn binds it: IPv4 too)
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048, dualstack_ipv6=both)
+    except OSError as exc:  # (a name that does not resolve: socket.gaierror, one of them)
+        why = (exc.strerror or str(exc)).split(" (while attempting")[0]
+        raise InputError(f"serve: cannot listen on {url_host(host)}:{port}: {why}") from None
+
+
 def store_url(db: str) -> str:
     """``--db`` as a store's URL: a path is an SQLite file.
 
@@ -34,7 +49,7 @@ def store_url(db: str) -> str:
 
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=whole, default=8000, help="port (default 8000)")
     p.add_argument("--db", default=DEFAULT_DB, metavar="URL", help=f"store (default {DEFAULT_DB})")
     p.add_argument(
         "--table",
@@ -43,12 +58,12 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME[=RULES]",
         help="a table and its rule set (repeatable; default: kauri and rimu)",
     )
-    p.add_argument("--turn-seconds", type=float, default=30.0, help="turn timer (16.6)")
-    p.add_argument("--deal-seconds", type=float, default=30.0, help="betting time")
-    p.add_argument("--bankroll", type=int, default=100_000, help="a new player's money (cents)")
+    p.add_argument("--turn-seconds", type=finite, default=30.0, help="turn timer (16.6)")
+    p.add_argument("--deal-seconds", type=finite, default=30.0, help="betting time")
+    p.add_argument("--bankroll", type=whole, default=100_000, help="a new player's money (cents)")
     p.add_argument(
         "--session-hours",
-        type=float,
+        type=finite,
         default=24.0,
         help="close (cash out) a session away for so long with no wager in play (24)",
     )
@@ -78,7 +93,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--welcome",
-        type=int,
+        type=whole,
         default=0,
         metavar="CENTS",
         help="with --accounts: what a newly registered player's wallet is given by the house "
@@ -86,7 +101,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--login-hours",
-        type=float,
+        type=finite,
         default=24.0,
         help="with --accounts: how long a login lasts (24)",
     )
@@ -123,14 +138,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--lease",
-        type=float,
+        type=finite,
         metavar="SECONDS",
         help="one of several processes on the store: serve the tables this one holds by a "
         "lease of SECONDS (1-60), take over the tables of a process that stops renewing",
     )
     p.add_argument(
         "--processes",
-        type=int,
+        type=whole,
         default=1,
         metavar="N",
         help="run N processes on this host, one store, the tables spread by lease (default 1)",
@@ -142,8 +157,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
         help="the store's commits made by a process of its own (default: the tables do not "
         "share the interpreter with them) or by a thread of the server",
     )
-    p.add_argument("--handoff-fd", type=int, help=argparse.SUPPRESS)  # a --processes child's
-    p.add_argument("--own-fd", type=int, help=argparse.SUPPRESS)  # (pontoon.server.processes)
+    p.add_argument("--handoff-fd", type=whole, help=argparse.SUPPRESS)  # a --processes child's
+    p.add_argument("--own-fd", type=whole, help=argparse.SUPPRESS)  # (pontoon.server.processes)
     p.add_argument(
         "--advertise",
         metavar="HOST:PORT",

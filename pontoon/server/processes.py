@@ -23,7 +23,7 @@ from typing import Any
 
 from pontoon.errors import InputError
 
-from .options import TOKEN_ENV, store_url, url_host
+from .options import TOKEN_ENV, listen, store_url, url_host
 
 HANDOFF_FD = "--handoff-fd"  # a child's: the Unix socket its connections come over
 OWN_FD = "--own-fd"  # a child's: its listening socket on the loopback
@@ -47,8 +47,7 @@ def run(args: argparse.Namespace, token: str, show_token: bool = False) -> int:
     from .handoff import Router
 
     n = args.processes
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    listener = socket.create_server((args.host, args.port), family=family, backlog=2048)
+    listener = listen(args.host, args.port)
     owns = [socket.create_server(("127.0.0.1", 0)) for _ in range(n)]  # each child's own
     index = {f"127.0.0.1:{own.getsockname()[1]}": i for i, own in enumerate(owns)}
     store = Store(store_url(args.db))  # the tables' holders, read as connections come

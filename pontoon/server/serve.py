@@ -13,7 +13,7 @@ from pontoon.errors import InputError
 from pontoon.rules import RuleSet, load_rules, parse_set_options
 
 from .limits import Limits, head_timeout
-from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, store_url, url_host
+from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, listen, store_url, url_host
 from .table import TableConfig
 
 if TYPE_CHECKING:
@@ -232,8 +232,9 @@ def serve(args: argparse.Namespace) -> int:
     else:
         leasing = _leasing(args)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
-    if not child:  # (its parent checked)
+    if not child:  # (its parent checked; it holds the public address)
         _check_keys(args, configs, keys)
+        sockets = [listen(args.host, args.port)]
     app = create_app(
         store_url(args.db),
         configs,
@@ -250,7 +251,8 @@ def serve(args: argparse.Namespace) -> int:
         leasing=leasing,
         writer_process=args.writer == "process",
     )
-    print(f"Pontoon table server: http://{url_host(args.host)}:{args.port}/", flush=True)
+    port = sockets[0].getsockname()[1] if sockets and not child else args.port  # (--port 0)
+    print(f"Pontoon table server: http://{url_host(args.host)}:{port}/", flush=True)
     if leasing is not None:
         print(f"one of several on the store: {leasing.address}, lease {leasing.seconds:g} s")
     print(f"tables: {', '.join(c.name for c in configs)} · store: {store_url(args.db)}", flush=True)

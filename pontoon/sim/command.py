@@ -6,20 +6,21 @@ import argparse
 import json
 import sys
 
+from pontoon.argtypes import seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rounds", type=int, default=1_000_000, help="rounds to deal")
-    p.add_argument("--seed", type=int, help="seed (default: a fresh one, shown in the output)")
-    p.add_argument("--workers", type=int, help="local processes (default: all cores)")
+    p.add_argument("--rounds", type=whole, default=1_000_000, help="rounds to deal")
+    p.add_argument("--seed", type=seed, help="seed (default: a fresh one, shown in the output)")
+    p.add_argument("--workers", type=whole, help="local processes (default: all cores)")
     p.add_argument("--scheduler", help="address of a Dask distributed scheduler")
     p.add_argument("--strategy", default="basic", help="basic (optimal chart) or a chart CSV")
-    p.add_argument("--boxes", type=int, default=1, help="boxes, one player each (1-7)")
-    p.add_argument("--wager", type=int, default=500, help="wager per box in cents")
-    p.add_argument("--hands-per-session", type=int, default=0, help="session length in rounds")
-    p.add_argument("--bankroll", type=int, default=0, help="a session's bankroll in cents")
+    p.add_argument("--boxes", type=whole, default=1, help="boxes, one player each (1-7)")
+    p.add_argument("--wager", type=whole, default=500, help="wager per box in cents")
+    p.add_argument("--hands-per-session", type=whole, default=0, help="session length in rounds")
+    p.add_argument("--bankroll", type=whole, default=0, help="a session's bankroll in cents")
     p.add_argument("--count", help="counting system: hi-lo or a TOML file (tags, ramp)")
     p.add_argument(
         "--indices",

@@ -10,6 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pontoon.argtypes import table as argtable
+from pontoon.argtypes import whole
+
 if TYPE_CHECKING:
     from pontoon.round import Round
     from pontoon.store.secret import ShoeKeys
@@ -28,7 +31,12 @@ def db_option(p: argparse.ArgumentParser, default: str | None = None, table: str
         + (f" (default {default})" if default else " (record every event there)"),
     )
     if table:
-        p.add_argument("--table", default=table, help=f"table name in the store (default {table})")
+        p.add_argument(
+            "--table",
+            type=argtable,
+            default=table,
+            help=f"table name in the store (default {table})",
+        )
 
 
 def shoe_key_option(p: argparse.ArgumentParser) -> None:
@@ -58,7 +66,7 @@ def add_commands(
     """Add the store's subcommands to ``sub``; returns their handlers by name."""
     p = sub.add_parser("replay", help="reconstruct a recorded round card by card (8.6, 16.5)")
     db_option(p, DEFAULT_URL)
-    p.add_argument("--round", type=int, required=True, metavar="ID", help="the round's id")
+    p.add_argument("--round", type=whole, required=True, metavar="ID", help="the round's id")
     common(p)
 
     p = sub.add_parser("rounds", help="list recorded rounds")
@@ -70,7 +78,7 @@ def add_commands(
     p.add_argument(
         "--outcome", help="win, lose or push (for --player, else any player), over, void, open"
     )
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50; 0 all)")
+    p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50; 0 all)")
     common(p)
 
     p = sub.add_parser("verify", help="check the store's hash chains and ledger (exit 3: broken)")

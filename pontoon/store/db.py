@@ -23,7 +23,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, SQLAlchemyError
 
 from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
@@ -199,7 +199,10 @@ class Store:
         if must_exist:
             check_exists(url)
         owner_only(url)
-        self.engine: Engine = make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
+        try:
+            self.engine: Engine = make_engine(engine_url(url), autocheckpoint=not own_checkpoints)
+        except (ArgumentError, ValueError) as exc:  # a URL SQLAlchemy cannot read
+            raise InputError(f"cannot open the store {safe(url)}: {exc}") from None
         self._writing = self.engine.execution_options(pontoon_write=True)  # made once
         self._writes: Engine | None = None  # the writes' own engine, if they have one
         self.dialect = self.engine.dialect.name
@@ -207,9 +210,10 @@ class Store:
         try:
             if upgrade:
                 self.upgrade()
-        except OperationalError as exc:
+        except DBAPIError as exc:  # no such folder, not a database, no server there
             self.engine.dispose()
-            raise StoreError(f"cannot open the store {safe(url)}: {exc.orig}") from None
+            said = " ".join(str(exc.orig).split())  # (one line: the driver's may be several)
+            raise InputError(f"cannot open the store {safe(url)}: {said}") from None
         if stalled_after is not None and self.dialect == "postgresql":
             # PostgreSQL, from now on (a migration may take its time): a write transaction
             # left idle ``stalled_after`` seconds is ended by the database, its locks let go.

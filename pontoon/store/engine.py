@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from pontoon.errors import InputError
@@ -35,10 +36,16 @@ def engine_url(url: str) -> str:
         return f"sqlite:///{url}"
     scheme, rest = url.split("://", 1)
     if scheme in ("postgresql", "postgres"):
-        return f"postgresql+psycopg://{rest}"
-    if scheme.startswith("postgresql+") or scheme.startswith("sqlite"):
-        return url
-    raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
+        out = f"postgresql+psycopg://{rest}"
+    elif scheme.startswith("postgresql+") or scheme.startswith("sqlite"):
+        out = url
+    else:
+        raise InputError(f"unknown store URL {url!r}: use sqlite:///FILE or postgresql://...")
+    try:
+        make_url(out)
+    except (ArgumentError, ValueError) as exc:  # a port that is no number, say
+        raise InputError(f"cannot read the store URL {safe(url)}: {exc}") from None
+    return out
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -65,6 +72,8 @@ def owner_only(url: str) -> None:
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
+        if not path.is_file():
+            return  # a folder, say: SQLite's own error tells it
         mode = path.stat().st_mode & 0o777
         if mode & 0o077 and path.resolve() not in _warned:
             _warned.add(path.resolve())

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pontoon.argtypes import whole
 from pontoon.errors import InputError
 
 from .cli import DEFAULT_URL, db_option
@@ -36,7 +37,7 @@ def add_commands(
     p = sub.add_parser("cashier", help="a deposit into or withdrawal from a player's wallet")
     p.add_argument("kind", choices=[str(Movement.DEPOSIT), str(Movement.WITHDRAWAL)])
     p.add_argument("name", help="the player's account")
-    p.add_argument("amount", type=int, help="cents")
+    p.add_argument("amount", type=whole, help="cents")
     p.add_argument("--reference", required=True, help="the receipt's: made once, however often")
     p.add_argument("--by", required=True, metavar="CASHIER", help="the cashier's account")
     db_option(p, DEFAULT_URL)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pontoon.argtypes import seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 from pontoon.store.cli import DEFAULT_URL
@@ -32,24 +33,24 @@ def add_options(
     sub = p.add_subparsers(dest="drill", required=True, parser_class=type(p))
     s = sub.add_parser("strategy", help="hands from a shoe, each decision graded exactly")
     common(s)
-    s.add_argument("--hands", type=int, default=20, help="decisions to ask (default 20)")
-    s.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
+    s.add_argument("--hands", type=whole, default=20, help="decisions to ask (default 20)")
+    s.add_argument("--seed", type=seed, help="seed the shoe (default: a fresh shuffle)")
     s.add_argument("--mode", default="all", help=f"which decisions: {', '.join(MODES)}")
-    s.add_argument("--wager", type=int, default=500, help="wager in cents (11.2's bands)")
+    s.add_argument("--wager", type=whole, default=500, help="wager in cents (11.2's bands)")
     records(s)
     c = sub.add_parser("count", help="keep the running and true count of real rounds' cards")
     common(c)
     c.add_argument("--count", default="hi-lo", help="hi-lo or a TOML counting file (tags)")
     c.add_argument("--pace", default="1", help="cards shown at once: 1, 2 or round")
-    c.add_argument("--hands", type=int, default=20, help="running counts to give (default 20)")
-    c.add_argument("--true-every", type=int, default=3, help="the true count every K (default 3)")
-    c.add_argument("--seed", type=int, help="seed the shoe (default: a fresh shuffle)")
+    c.add_argument("--hands", type=whole, default=20, help="running counts to give (default 20)")
+    c.add_argument("--true-every", type=whole, default=3, help="the true count every K (default 3)")
+    c.add_argument("--seed", type=seed, help="seed the shoe (default: a fresh shuffle)")
     records(c)
     r = sub.add_parser("dealer", help="name each wager's settlement and the procedure (16)")
     common(r)
     r.add_argument("--scenarios", help="scenario files (a folder or one file) to drill on")
-    r.add_argument("--hands", type=int, default=20, help="questions to answer (default 20)")
-    r.add_argument("--seed", type=int, help="seed the shoe of dealt rounds")
+    r.add_argument("--hands", type=whole, default=20, help="questions to answer (default 20)")
+    r.add_argument("--seed", type=seed, help="seed the shoe of dealt rounds")
     records(r)
     g = sub.add_parser("progress", help="a learner's sessions: accuracy and EV lost (PNG)")
     common(g)
@@ -65,10 +66,11 @@ def records(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL", help=f"store URL (default {DEFAULT_URL} with --learner)")
 
 
-def _store(args: argparse.Namespace) -> Store:
+def _store(args: argparse.Namespace, must_exist: bool = False) -> Store:
+    """The learner's store (``must_exist``: reading it, none is made)."""
     from pontoon.store.db import Store
 
-    return Store(args.db or DEFAULT_URL)
+    return Store(args.db or DEFAULT_URL, must_exist=must_exist)
 
 
 def _keep(args: argparse.Namespace, drill: str, rules: str, mode: str, docs: list[Any]) -> None:
@@ -189,7 +191,7 @@ def progress_command(rules: RuleSet, args: argparse.Namespace) -> int:
     if args.which not in DRILLS:
         raise InputError(f"unknown --drill {args.which!r}: choose one of {', '.join(DRILLS)}")
     label = rules.name if args.which == "strategy" else None  # (a count is any rule set's)
-    with _store(args) as store:
+    with _store(args, must_exist=True) as store:
         rows = store.learner_decisions(args.learner, args.which, label)
     if not rows:
         under = f" under {label}" if label else ""
