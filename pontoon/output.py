@@ -39,5 +39,7 @@ def save_figure(fig: Any, path: str, dpi: int = 100) -> None:
         fig.savefig(path, dpi=dpi)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    except ValueError as exc:  # a name whose ending no format has (.txt)
+        raise InputError(f"cannot write {path}: {exc}") from None
     finally:
         plt.close(fig)

@@ -1,7 +1,7 @@
 """Bad input on the command line: exit 2, one readable line, nothing made — the numbers an
 option cannot hold, a seed below 0, a float that is no number, a store that is no store or
 not there, a URL that cannot be read, an address that cannot be listened on, a scenario nested
-past reading (each of these ended in a traceback)."""
+past reading, a plot with no format or folder (each of these ended in a traceback)."""
 
 from __future__ import annotations
 
@@ -35,10 +35,12 @@ def _cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["round", str(SCENARIO), "--db", new, "--table", ""], "a table's name is 1 to 64"),
         (["train", "progress", "--learner", "ana", "--db", new], "no store at"),
         (["round", str(tmp / "deep.json")], "nested too deep"),
+        (["strategy", "--format", "png", "--output", str(tmp / "x.txt")], "'txt' is not supported"),
+        (["strategy", "--format", "png", "--output", str(tmp / "no" / "x.png")], "cannot write"),
     ]
 
 
-@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("case", range(15))
 def test_bad_input_is_refused_in_one_line_and_makes_nothing(
     case: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

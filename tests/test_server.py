@@ -498,7 +498,7 @@ def test_a_message_applied_before_a_restart_is_not_applied_again(db: Path) -> No
     [
         (["--port", "99999"], "--port must be 0 to 65535, not 99999"),
         (["--turn-seconds", "0"], "--turn-seconds must be more than 0"),
-        (["--deal-seconds", "nan"], "--deal-seconds must be more than 0"),
+        (["--deal-seconds", "nan"], "argument --deal-seconds: not a finite number: 'nan'"),
         (["--bankroll", "-1"], "--bankroll must be 0 or more cents"),
         (["--session-hours", "0"], "--session-hours must be more than 0"),
         (["--table", "bad name!"], "bad table name"),

@@ -8,6 +8,7 @@ from typing import Any
 from pontoon.analysis.chart import PAIR_ROWS, RESCUE_ROWS, ROWS, UP_COLUMNS, UP_VALUES, Chart
 from pontoon.analysis.report import HandReport, Report
 from pontoon.errors import PontoonError
+from pontoon.output import save_figure
 from pontoon.rules import RuleSet
 
 COLOURS = {
@@ -192,8 +193,7 @@ def chart_png(
         frameon=False,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 0.95))
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save_figure(fig, path, dpi=150)
 
 
 def _label(row: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from pontoon.output import save_figure
 from pontoon.train.schedule import Schedule
 from pontoon.train.strategy import Decision
 
@@ -139,8 +140,7 @@ def plot_progress(
     left.set_xticks(x)
     left.set_title(f"{drill.capitalize()} drill: {learner}")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 __all__ = [
