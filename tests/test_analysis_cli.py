@@ -142,6 +142,7 @@ def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ("hand,2,3,4,5,6,7,8,9,T,A\nH4,H,H,H,H,H,H,H,H,H,H\n", "missing rows"),
         ("hand,2,3,4,5,6,7,8,9,T,A\nX12,S,S,S,S,S,S,R,R,Rs,R\n", "rescue row X12"),
         ("hand,2,3,4,5,6,7,8,9,T,A\nX21,S,S,S,S,S,S,R,R,R,R\n", "unknown row"),
+        ("hand,2,3,4,5,6,7,8,9,T,A\nH4" + ",H" * 10 + "\nH4" + ",S" * 10 + "\n", "H4 given twice"),
     ],
 )
 def test_bad_charts_are_refused(text: str, message: str) -> None:

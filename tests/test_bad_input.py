@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pontoon.store.db import Store
 from tests.test_store import cli
 
 SCENARIOS = Path(__file__).parent / "data" / "scenarios"
@@ -21,6 +22,8 @@ def _cases(tmp: Path) -> list[tuple[list[str], str]]:
     (tmp / "notdb.db").chmod(0o600)
     (tmp / "deep.json").write_text("[" * 100_000)
     new = f"sqlite:///{tmp / 'new.db'}"
+    store = f"sqlite:///{tmp / 'store.db'}"
+    Store(store).close()
     return [
         (["simulate", "--seed", "-1", "--rounds", "10"], "a seed is 0 or more, not -1"),
         (["play", "--seed", "-1"], "a seed is 0 or more"),
@@ -37,10 +40,12 @@ def _cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["round", str(tmp / "deep.json")], "nested too deep"),
         (["strategy", "--format", "png", "--output", str(tmp / "x.txt")], "'txt' is not supported"),
         (["strategy", "--format", "png", "--output", str(tmp / "no" / "x.png")], "cannot write"),
+        (["export", "--db", store, "--output", str(tmp / "out"), "--table", "nosuch"], "no table"),
+        (["export", "--db", store, "--output", ""], "--output names the folder"),
     ]
 
 
-@pytest.mark.parametrize("case", range(15))
+@pytest.mark.parametrize("case", range(17))
 def test_bad_input_is_refused_in_one_line_and_makes_nothing(
     case: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

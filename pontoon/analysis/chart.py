@@ -159,6 +159,8 @@ class Chart:
             row = line[0].strip().upper()
             if row not in ROWS and row not in RESCUE_ROWS:
                 raise InputError(f"{name} line {n}: unknown row {line[0]!r}")
+            if row in cells:  # (two answers for one hand: which would be played?)
+                raise InputError(f"{name} line {n}: row {row} given twice")
             codes = [x.strip() for x in line[1:]]
             if len(codes) != 10:
                 raise InputError(f"{name} line {n}: row {row} needs 10 cells")
