@@ -1,7 +1,7 @@
 """The command line's number types. An option's value is refused by argparse, in one line with
 exit 2, when it cannot be what the code below it holds: an integer a 64-bit column and the
 compiled kernels can hold, written in ASCII digits; a seed, 0 or more; a finite float; a
-table's name the store can keep. Each
+table's name the store can keep; a file to write, in a folder that is there. Each
 command still checks its own bounds (a wager's band, the boxes of a layout).
 
 >>> whole("500"), seed("7"), finite("0.5")
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 LARGEST = 2**63 - 1  # a signed 64-bit integer's
 
@@ -48,6 +49,17 @@ def table(text: str) -> str:
     """A table's name as the store keeps it: 1 to 64 characters."""
     if not 1 <= len(text) <= 64:
         raise argparse.ArgumentTypeError(f"a table's name is 1 to 64 characters, not {len(text)}")
+    return text
+
+
+def outfile(text: str) -> str:
+    """A file to write at the end of a command: its folder must be there, and the name not a
+    folder's — found before the work, not after it (a ten-minute analysis, then no folder)."""
+    path = Path(text)
+    if not text or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file to write")
+    if not path.resolve().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: no folder {str(path.parent)!r}")
     return text
 
 

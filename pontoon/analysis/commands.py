@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from pontoon.argtypes import finite, seed, whole
+from pontoon.argtypes import finite, outfile, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -47,7 +47,9 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
         )
         p.add_argument("--post-split", choices=("cdz", "cdp1", "cdp"), default="cdz")
         p.add_argument("--format", choices=("html", "pdf"), default="html")
-        p.add_argument("--output", help="write here (required for pdf; default stdout)")
+        p.add_argument(
+            "--output", type=outfile, help="write here (required for pdf; default stdout)"
+        )
         p.add_argument("--no-effects", action="store_true", help="leave out the rule effects")
         p.add_argument("--workers", type=whole, help="local processes for the rule effects")
         p.add_argument("--scheduler", help="address of a Dask scheduler for the rule effects")
@@ -64,7 +66,9 @@ def add_options(p: argparse.ArgumentParser, *, command: str) -> None:
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
     else:
         p.add_argument("--format", choices=("text", "csv", "png"), default="text")
-        p.add_argument("--output", help="write here (required for png; default stdout)")
+        p.add_argument(
+            "--output", type=outfile, help="write here (required for png; default stdout)"
+        )
 
 
 def analyze_command(rules: RuleSet, args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pontoon.argtypes import whole
+from pontoon.argtypes import outfile, whole
 from pontoon.errors import InputError
 from pontoon.money import dollars, signed
 from pontoon.store.cli import DEFAULT_URL, db_option
@@ -32,7 +32,9 @@ def add_commands(
     p.add_argument("--from", dest="since", metavar="DATE", help="rounds started on or after")
     p.add_argument("--to", dest="until", metavar="DATE", help="rounds started on or before")
     p.add_argument("--period", choices=("day", "shift"), default="day", help="default day")
-    p.add_argument("--plot", metavar="PNG", help="write the win against theory as a PNG")
+    p.add_argument(
+        "--plot", type=outfile, metavar="PNG", help="write the win against theory as a PNG"
+    )
     common(p)
     return {"recall": cmd_recall, "report": cmd_report}
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pontoon.argtypes import seed, whole
+from pontoon.argtypes import outfile, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import load_rules, parse_set_options
 
@@ -29,7 +29,9 @@ def add_commands(
     )
     p.add_argument("--workers", type=whole, help="local processes (default: all cores)")
     p.add_argument("--format", choices=("text", "html"), default="text", help="--output's form")
-    p.add_argument("--output", metavar="PATH", help="write the report here (html needs it)")
+    p.add_argument(
+        "--output", type=outfile, metavar="PATH", help="write the report here (html needs it)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     common(p)
     return {"certify": cmd_certify}

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pontoon.argtypes import finite, seed, whole
+from pontoon.argtypes import finite, outfile, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -53,7 +53,9 @@ def add_options(
                 help="the part of the shoe left (0.5), or several (0.75,0.5,0.25): by depth",
             )
             q.add_argument("--format", choices=("text", "csv", "png"), default="text")
-            q.add_argument("--output", help="write here (required for png; default stdout)")
+            q.add_argument(
+                "--output", type=outfile, help="write here (required for png; default stdout)"
+            )
             q.add_argument(
                 "--rounds",
                 type=whole,
@@ -102,7 +104,7 @@ def add_options(
                 help="rounds to simulate for the EV by true count (default 0: the line only)",
             )
             q.add_argument("--seed", type=seed, default=1, help="seed of that simulation")
-            q.add_argument("--plot", help="write the EV by true count here (PNG)")
+            q.add_argument("--plot", type=outfile, help="write the EV by true count here (PNG)")
 
 
 def count_command(rules: RuleSet, args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from pontoon.argtypes import seed, whole
+from pontoon.argtypes import outfile, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 
@@ -27,7 +27,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="CSV",
         help="play an index chart (count indices --format csv) by the true count of the deal",
     )
-    p.add_argument("--plot", help="write a histogram PNG here")
+    p.add_argument("--plot", type=outfile, help="write a histogram PNG here")
     p.add_argument(
         "--no-others",
         action="store_true",

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pontoon.argtypes import seed, whole
+from pontoon.argtypes import outfile, seed, whole
 from pontoon.errors import InputError
 from pontoon.rules import RuleSet
 from pontoon.store.cli import DEFAULT_URL
@@ -58,7 +58,7 @@ def add_options(
     g.add_argument(
         "--drill", dest="which", default="strategy", help="strategy (default), count or dealer"
     )
-    g.add_argument("--output", help="write the plot here (PNG)")
+    g.add_argument("--output", type=outfile, help="write the plot here (PNG)")
 
 
 def records(p: argparse.ArgumentParser) -> None:
