@@ -120,7 +120,9 @@ def make_engine(
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
         return engine
-    engine = create_engine(url, pool_pre_ping=True)
+    # (a serving process's writes: a thread or two at a time, so two kept open, not five)
+    kept = 5 if stalled_after is None else 2
+    engine = create_engine(url, pool_pre_ping=True, pool_size=kept)
 
     @event.listens_for(engine, "connect")
     def _pg_connect(dbapi: Any, record: ConnectionPoolEntry) -> None:

@@ -218,6 +218,8 @@ def _serve(parent: int) -> None:
     except Exception as exc:  # (a store that cannot open: the server says why)
         _send(out, StoreError(f"the store's writer cannot open it: {exc}"))
         return
+    if store.dialect == "postgresql":
+        store.engine.dispose()  # (the schema's check is read; writes have their own pool)
     checkpoints = Checkpoints(store)
     _send(out, None)  # ready
     try:
