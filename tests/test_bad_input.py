@@ -40,14 +40,13 @@ def _cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["round", str(tmp / "deep.json")], "nested too deep"),
         (["strategy", "--format", "png", "--output", str(tmp / "x.txt")], "'txt' is not supported"),
         (["strategy", "--format", "png", "--output", str(tmp / "no" / "x.png")], "cannot write"),
-        (["export", "--db", store, "--output", str(tmp / "out"), "--table", "nosuch"], "no table"),
         (["export", "--db", store, "--output", ""], "--output names the folder"),
         (["par", "--format", "pdf", "--output", str(tmp / "no" / "x.pdf")], "no folder"),
         (["certify", "--output", str(tmp)], "is a folder, not a file"),
     ]
 
 
-@pytest.mark.parametrize("case", range(19))
+@pytest.mark.parametrize("case", range(18))
 def test_bad_input_is_refused_in_one_line_and_makes_nothing(
     case: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
