@@ -234,8 +234,12 @@ def parse_odds(text: str) -> Fraction:
         raise InputError(f"odds must be written like 3:2, not {text!r}") from None
 
 
-_WHAT: Final = {"bool": "a true/false", "int": "a whole-number", "float": "a number"}
-_WHAT["Fraction"] = "an odds (3:2)"
+_WHAT: Final = {
+    "bool": "a true/false",
+    "int": "a whole-number",
+    "float": "a number",
+    "Fraction": "an odds (3:2)",
+}
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 

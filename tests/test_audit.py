@@ -239,7 +239,7 @@ def test_the_shared_supervisor_token_cannot_set_a_table_it_has_no_account_to_rec
         assert listed["open"] is True and listed["table_min"] == 500
 
 
-def test_a_box_voided_by_the_supervisor_is_not_counted_as_wagered(tmp_path: Path) -> None:
+def test_16_5_a_box_voided_by_the_supervisor_is_not_counted_as_wagered(tmp_path: Path) -> None:
     """16.5: a box the supervisor voids has its wagers returned — no game was played on it,
     so neither its wager nor its theoretical win counts, even one voided after it was settled
     (bust, then void); a round whose every box was voided is a void round."""
