@@ -25,6 +25,8 @@ async function loadTables() {
     o.value = t.name;
     sel.append(o);
   }
+  // the form waits for the list: a name sent before it came named no table
+  $("join-button").disabled = !tables.length;
   const params = new URLSearchParams(location.search);
   if (params.get("table")) sel.value = params.get("table");
   const sup = params.get("supervisor");
