@@ -26,7 +26,7 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-import pontoon.server.app as server_app
+import pontoon.server.charts as server_charts
 from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.limits import Limits, head_timeout
@@ -243,7 +243,7 @@ def test_a_cold_chart_is_computed_once_however_many_ask(
         release.wait(10)
         return {"rules": rules.name, "ev": 0.0, "cells": {}}
 
-    monkeypatch.setattr(server_app, "_chart", slow)
+    monkeypatch.setattr(server_charts, "_chart", slow)
     with serve() as srv:
         results: list[Any] = []
 
@@ -270,7 +270,7 @@ def test_a_cold_chart_is_computed_once_however_many_ask(
 
 
 def test_a_failed_chart_is_tried_again() -> None:
-    charts = server_app.Charts()
+    charts = server_charts.Charts()
     rules = load_rules("nz-pontoon")
     tries: list[int] = []
 
@@ -285,12 +285,12 @@ def test_a_failed_chart_is_tried_again() -> None:
             await charts.get(rules)
         return await charts.get(rules)
 
-    original = server_app._chart
-    server_app._chart = flaky
+    original = server_charts._chart
+    server_charts._chart = flaky
     try:
         assert asyncio.run(go()) == {"rules": "nz-pontoon"} and len(tries) == 2
     finally:
-        server_app._chart = original
+        server_charts._chart = original
         charts.close()
 
 
