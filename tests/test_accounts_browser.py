@@ -26,7 +26,7 @@ from pontoon.server.table import TableConfig
 from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
 from tests.test_accounts import PASSWORD, ROUND
-from tests.test_server_browser import ARGS, CHROMIUM, _step, artifacts  # noqa: F401
+from tests.test_server_browser import ARGS, CHROMIUM, _seen, _step, artifacts  # noqa: F401
 from tests.test_server_helpers import in_thread, stacked
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium")
@@ -102,8 +102,9 @@ def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
         hemi = _page(browser, base + "/")
         _log_in(hemi, "hemi")
         hemi.wait_for_selector('button[data-action="deal"]')  # the dealer paces the table
-        _step(ana, lambda: hemi.click('button[data-action="deal"]'))
+        _seen(ana, lambda: hemi.click('button[data-action="deal"]'))
         ana.screenshot(path=str(artifacts / "accounts-1-dealt.png"))
+        ana.wait_for_selector('button[data-action="stand"]')  # the key acts on what is legal
         _step(ana, lambda: ana.keyboard.press("s"))  # Q 7 stands; the dealer busts
         ana.wait_for_selector("body[data-phase='over']")
         ana.wait_for_selector("#account-name:has-text('wallet $60.00')")
@@ -113,9 +114,9 @@ def test_register_buy_in_play_cash_out_and_a_supervisor_voids(
         _log_in(mere, "mere")
         mere.wait_for_selector("#supervisor:not([hidden])")
         _step(ana, lambda: ana.click('.box[data-box="3"]'))
-        _step(ana, lambda: hemi.click('button[data-action="deal"]'))
+        _seen(ana, lambda: hemi.click('button[data-action="deal"]'))
         mere.select_option("#procedure", "void")
-        _step(ana, lambda: mere.click("#procedure-apply"))
+        _seen(ana, lambda: mere.click("#procedure-apply"))
         ana.wait_for_selector("body[data-phase='over']")
         ana.wait_for_selector("#account-name:has-text('wallet $60.00')")
         mere.screenshot(path=str(artifacts / "accounts-3-supervisor-void.png"))

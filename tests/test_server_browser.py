@@ -65,9 +65,18 @@ def artifacts(tmp_path: Path) -> Path:
 
 
 def _step(page: Page, do: Any) -> None:
-    """Do something on the page and wait until the table has moved on. (The waits are
-    selectors, not ``wait_for_function``: its predicate is evaluated as a string, which the
-    page's Content-Security-Policy refuses.)"""
+    """``page`` sends a message (``do``) and the test waits for the server's answer to it
+    (the page counts them in ``data-answered``; the state the message made comes first). (The
+    waits are selectors, not ``wait_for_function``: its predicate is evaluated as a string,
+    which the page's Content-Security-Policy refuses.)"""
+    n = page.get_attribute("body", "data-answered")
+    do()
+    page.wait_for_selector(f"body:not([data-answered='{n}'])" if n else "body[data-answered]")
+
+
+def _seen(page: Page, do: Any) -> None:
+    """Another page does something (``do``) and the test waits until ``page`` has seen the
+    table move on."""
     v = page.get_attribute("body", "data-version")
     do()
     page.wait_for_selector(f"body:not([data-version='{v}'])", timeout=10_000)
@@ -123,6 +132,7 @@ def test_three_players_play_a_round_in_the_browser(
         ben.wait_for_selector('button[data-action="split"][data-follow="both"]')
         ben.screenshot(path=str(artifacts / "3-follow-split.png"))
         _step(ben, lambda: ben.click('button[data-action="split"][data-follow="both"]'))
+        ana.wait_for_selector('button[data-action="hit"]')  # ana's turn again, on her page too
         _step(ana, lambda: ana.keyboard.press("h"))  # 8 7 K: bust
         _step(ana, lambda: ana.keyboard.press("s"))
         cat.wait_for_selector('button[data-action="double"]')
@@ -157,7 +167,7 @@ def test_three_players_play_a_round_in_the_browser(
         ana.click("#leave-button")
         ana.wait_for_selector("#message:has-text('stands until')", timeout=10_000)
         sup.select_option("#procedure", "void")
-        _step(ana, lambda: sup.click("#procedure-apply"))
+        _seen(ana, lambda: sup.click("#procedure-apply"))
         ana.wait_for_selector("body[data-phase='over']")
         assert "void" in ana.inner_text("#boxes")
         sup.screenshot(path=str(artifacts / "6-supervisor-void.png"))

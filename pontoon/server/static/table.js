@@ -8,7 +8,7 @@ const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   surrender: "Surrender", insure: "Insure", "no-insurance": "No insurance", decline: "Decline",
   refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
 let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = null, chart = null;
-let seq = 0, sent = {};
+let seq = 0, sent = {}, answered = 0;
 // accounts mode: people log in; the socket and requests carry the session's cookie (no token)
 const COOKIE = "cookie";
 let accounts = false, me = null;  // me: {name, role, balance, csrf} of the logged-in account
@@ -121,9 +121,13 @@ function connect(t, tok) {
   if (ws) ws.close();
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const query = tok === COOKIE ? "" : `?token=${encodeURIComponent(tok)}`;
-  ws = new WebSocket(`${proto}//${location.host}/ws/${t}${query}`);
+  const sock = ws = new WebSocket(`${proto}//${location.host}/ws/${t}${query}`);
   ws.onmessage = (ev) => {
+    if (ws !== sock) return;  // a socket this page has replaced or let go of
     const m = JSON.parse(ev.data);
+    // the server's answers to this page's messages, counted (the state they made comes
+    // first): what a test, or a tool driving the page, waits on
+    if (m.type === "ok" || m.type === "error") document.body.dataset.answered = String(++answered);
     if (m.type === "state") { state = m; render(); }
     else if (m.type === "error") {
       if (tok === COOKIE && m.code === "auth") return;  // logged in, not at this table: watch
@@ -141,10 +145,12 @@ function connect(t, tok) {
     } else if (m.type === "ok") { say(""); }
   };
   ws.onclose = (ev) => {
-    if (token !== tok) return;  // left the table, or another session took over
+    // left the table, logged out, or another socket took over (in accounts mode every
+    // socket's token is the cookie: the socket itself says which one this page holds)
+    if (ws !== sock || token !== tok) return;
     // refused, throttled, or replaced by a newer socket of the session (4409): no reconnecting
     if ([4401, 4409, 4429].includes(ev.code)) { token = null; ws = null; watch(); return; }
-    setTimeout(() => { if (table === t && token === tok) connect(t, tok); }, 1000);
+    setTimeout(() => { if (ws === sock && table === t && token === tok) connect(t, tok); }, 1000);
   };
   loadHistory();
 }
@@ -456,11 +462,10 @@ $("procedure-apply").addEventListener("click", () => {
 
 async function start() {
   accounts = (await (await fetch("/api/server")).json()).accounts;
-  if (accounts) {
-    $("player-name").hidden = true;
+  if (accounts) {  // an account sits down: no name to type (the field comes hidden)
     $("player-name").required = false;
     await whoAmI();
-  }
+  } else $("player-name").hidden = false;
   loadTables();
 }
 start();
