@@ -201,8 +201,9 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One client reads nothing while the others join, bet and act: every acknowledgement
-    comes within 100 ms, and the deaf client is disconnected (it fell behind)."""
-    monkeypatch.setattr(outbox, "SEND_SECONDS", 1.0)
+    comes within a second, far sooner than a send held up by the deaf client would let it
+    (``SEND_SECONDS``, 5 s here), and the deaf client is disconnected (it fell behind)."""
+    monkeypatch.setattr(outbox, "SEND_SECONDS", 5.0)
     rules = load_rules("nz-pontoon").replace(table_max=1_000_000)
     config = TableConfig("kauri", rules, 600.0, 600.0, 1_000_000, stacked(ONE_BOX))
     many = Limits(joins_per_address=300, players_per_table=300)
@@ -230,9 +231,9 @@ def test_a_socket_that_reads_nothing_holds_up_nobody(
                     assert _answer(ws, timeout=2)["type"] == "ok"
                     slowest.append((time.monotonic() - t0, f"hit {i}"))
             slowest.sort(reverse=True)
-            assert slowest[0][0] < 0.1, slowest[:5]
+            assert slowest[0][0] < 1.0, slowest[:5]
             # the deaf client fell behind: disconnected, the table forgot it
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + outbox.SEND_SECONDS + 10
             while srv.http.get("/api/tables/kauri/state").json()["players"]["sloth"]["connected"]:
                 assert time.monotonic() < deadline, "the deaf client is still connected"
                 time.sleep(0.05)
@@ -279,20 +280,22 @@ def test_a_busy_client_is_dropped_only_by_one_send_over_the_limit(
 
     from pontoon.server.table import Session
 
-    monkeypatch.setattr(outbox, "SEND_SECONDS", 0.2)
+    monkeypatch.setattr(outbox, "SEND_SECONDS", 1.0)
 
     async def play(seconds: list[float]) -> tuple[outbox.Outbox, _SlowSocket, list[Any]]:
         ws, gone = _SlowSocket(list(seconds)), []
         box = outbox.Outbox(ws, Session("t", "ana", "player", "kauri"), gone.append)  # type: ignore[arg-type]
         for i in range(len(seconds)):
             box.post({"type": "ok", "ref": str(i)})
-        await asyncio.sleep(sum(seconds) + 0.3)
+        deadline = time.monotonic() + sum(seconds) + 10
+        while len(ws.sent) < len(seconds) and not box.dropped and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)  # until every send is done, or the client is dropped
         await box.finish()
         return box, ws, gone
 
-    box, ws, gone = asyncio.run(play([0.12] * 6))
-    assert len(ws.sent) == 6 and not box.dropped and not gone
-    box, ws, gone = asyncio.run(play([0.12, 0.12, 0.5, 0.01]))
+    box, ws, gone = asyncio.run(play([0.6] * 5))
+    assert len(ws.sent) == 5 and not box.dropped and not gone
+    box, ws, gone = asyncio.run(play([0.6, 0.6, 2.5, 0.01]))
     assert len(ws.sent) == 2 and box.dropped and gone == [box]
 
 
