@@ -73,11 +73,17 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
             tokens = {t: _join(servers[rng.randrange(3)][1], t) for t in TABLES}
 
             async def player(t: str, stop: float) -> None:
-                """Plays through a live process; when it dies, through another."""
-                while time.monotonic() < stop:
+                """Plays through a live process; when it dies, through another. After
+                ``stop``, on until its table has had a decision acknowledged since the last
+                kill or stall (for at most 30 s more): the test ends on the table's
+                progress, not on a clock a loaded host may outrun."""
+                while True:
+                    now = time.monotonic()
+                    if now >= stop and (acked[t] > at_last_kill.get(t, -1) or now > stop + 30):
+                        return
                     port = rng.choice([p for s, p in servers if s.poll() is None])
                     with suppress(websockets.InvalidStatus):  # not listening yet, say
-                        await _play(port, t, tokens[t], acked, stop)
+                        await _play(port, t, tokens[t], acked, max(stop, now + 1))
                     await asyncio.sleep(0.2)
 
             async def chaos(stop: float) -> None:

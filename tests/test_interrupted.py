@@ -481,14 +481,19 @@ def served(tmp_path: Path) -> Iterator[tuple[Any, Clock, Path]]:
 def test_server_a_player_who_goes_away_has_the_round_voided(
     served: tuple[Any, Clock, Path],
 ) -> None:
-    """Over WebSockets: ana deals and closes her socket; the 0.2 s turn timer does not draw
-    her hand but waits; once the clock passes 10 minutes the round is void."""
+    """Over WebSockets: ana bets and closes her socket, and the supervisor deals (once the
+    server has seen her go: the timer is not raced); the 0.2 s turn timer does not draw her
+    hand but waits; once the clock passes 10 minutes the round is void."""
     client, clock, db = served
     ana = Player(client, "kauri", "ana")
     assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
-    assert ana.send(type="deal")["type"] == "ok"
     ana.close()
     sup = Player(client, "kauri", None, token=SUPERVISOR)
+    deadline = time.monotonic() + 10
+    while sup.fresh()["players"]["ana"]["connected"]:
+        assert time.monotonic() < deadline, "ana's closed socket is still connected"
+        time.sleep(0.02)
+    assert sup.send(type="deal")["type"] == "ok"
     time.sleep(0.5)  # two turns of the timer: nothing happens
     assert sup.fresh()["phase"] == "playing"
     clock.advance(10.5)

@@ -87,13 +87,15 @@ def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
             target=lambda: got.append(take(other, "kauri", "b", "x:1", 1.0))
         )
         with pytest.raises(DBAPIError, match="idle-in-transaction"), mine.write() as conn:
+            start, start_ms = time.monotonic(), now_ms()  # (before the row is taken)
             conn.execute(tables.update().where(tables.c.id == "kauri").values(head_seq=0))
-            start = time.monotonic()  # a stops here, holding the table's row
-            taking.start()
+            taking.start()  # a stops here, holding the table's row
             taking.join(10.0)
             assert not taking.is_alive(), "the stalled owner's locks were never let go"
             assert got[0] is not None and got[0].fence == a.fence + 1
-            assert got[0].until - now_ms() > 800  # the lease's time counted from the row
+            # the lease's second counted from when b had the row, after a's 0.5 s: not from
+            # when b asked for it
+            assert got[0].until - start_ms >= 1400
             assert 0.4 < time.monotonic() - start < 5.0
             conn.execute(select(tables.c.fence))  # a wakes: its transaction is gone
         with mine.read() as conn:
@@ -193,6 +195,7 @@ def _renewal_waits(store: Store) -> bool:
         waiting = conn.execute(
             text(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND datname = current_database()"
                 " AND query LIKE 'UPDATE tables SET lease_until%'"
             )
         ).scalar_one()
@@ -220,8 +223,9 @@ def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
                         break
                 assert _playing(at_a, token)
             a.kill()  # SIGKILL: its lease lapses, b takes the table
-            took = _until(lambda: _serves(at_b), 5.0)
-            assert took <= LEASE + LEASE / 3 + 1.0, took
+            took = _until(lambda: _serves(at_b), 10.0)
+            # (the margin is for a loaded host: bench/ and docs/server.md measure failover)
+            assert took <= LEASE + LEASE / 3 + 3.0, took
             state = _state(at_b, token)  # the round, resumed where a left it
             assert state["phase"] == "playing" and state["awaiting"]["box"] == 1
             assert any("resumed from the store" in n for n in state["notes"])

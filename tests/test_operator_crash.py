@@ -37,6 +37,18 @@ def _send(ws: ClientConnection, state: dict[str, Any], **msg: Any) -> dict[str, 
             return m
 
 
+def _debits(operator: Operator) -> list[str]:
+    """The keys of the debits the operator has been sent."""
+    return [key for kind, key in operator.calls if kind == "debit"]
+
+
+def _until(test: Any) -> None:
+    deadline = time.monotonic() + 10
+    while not test():
+        assert time.monotonic() < deadline, "not within 10 s"
+        time.sleep(0.005)
+
+
 def _owed(db: Path) -> int:
     with sqlite3.connect(db) as con:
         (n,) = con.execute(
@@ -79,14 +91,16 @@ def test_a_sigkill_between_the_debit_and_its_record_is_rolled_back(tmp_path: Pat
                     legal = {m["action"] for m in state["legal"]}
                     action = next(a for a in ("no-insurance", "stand", "hit") if a in legal)
                     _send(ws, state, type="act", action=action, box=1, id=f"a{n}")
+                debits = _debits(operator)
                 ws.send(json.dumps({"type": "bet", "box": 1, "amount": 1000, "id": "b2"}))
-                time.sleep(0.15)  # the debit is at the operator: killed before its answer
-                server.send_signal(signal.SIGKILL)
+                _until(lambda: len(_debits(operator)) > len(debits))
+                server.send_signal(signal.SIGKILL)  # the debit is at the operator, unanswered
                 server.wait(10)
         finally:
             if server.poll() is None:
                 server.kill()
-        time.sleep(0.5)  # the operator applies the debit that nobody will record
+        key = _debits(operator)[-1]  # the operator applies the debit that nobody will record
+        _until(lambda: ("debit", key) in operator.applied)
         assert operator.balances["ana"] <= 20_000 - 1000 + 2 * 1000
         server = start_server(tmp_path, port, options)
         try:

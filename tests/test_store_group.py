@@ -301,10 +301,11 @@ def test_a_writer_process_that_dies_refuses_its_write_and_is_started_again(
         receive = writer_module._receive
 
         def killed_first(stream: object) -> object:
-            os.kill(first, signal.SIGKILL)  # before it can answer (or commit)
+            os.kill(first, signal.SIGKILL)  # the write sent, never answered (or committed)
             return receive(stream)  # type: ignore[arg-type]
 
         monkeypatch.setattr(writer_module, "_receive", killed_first)
+        os.kill(first, signal.SIGSTOP)  # (stopped first: it cannot answer before it dies)
         with pytest.raises(StoreError, match="writer process ended"):
             proc.append_many([log.prepare(_deposit("ana")).batch])
         monkeypatch.setattr(writer_module, "_receive", receive)
