@@ -43,10 +43,11 @@ def _cases(tmp: Path) -> list[tuple[list[str], str]]:
         (["export", "--db", store, "--output", ""], "--output names the folder"),
         (["par", "--format", "pdf", "--output", str(tmp / "no" / "x.pdf")], "no folder"),
         (["certify", "--output", str(tmp)], "is a folder, not a file"),
+        (["analyze", "--hand", "1Z", "--dealer", "6"], "unknown card '1Z'"),
     ]
 
 
-@pytest.mark.parametrize("case", range(18))
+@pytest.mark.parametrize("case", range(19))
 def test_bad_input_is_refused_in_one_line_and_makes_nothing(
     case: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

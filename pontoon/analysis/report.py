@@ -224,12 +224,9 @@ def parse_up(text: str) -> tuple[int, Card | None]:
 
 def parse_hand(text: str) -> tuple[list[int], list[Card] | None]:
     """The player's cards (``7S,8D``); ranks alone (``7,8``) when the suits do not matter."""
-    parts = [p for p in text.replace(",", " ").split() if p]
-    if len(parts) < 2:
-        raise InputError("--hand needs two cards or more, e.g. 7S,8D")
     values: list[int] = []
     cards: list[Card] = []
-    for p in parts:
+    for p in text.replace(",", " ").split():  # an unknown card is named first
         t = p.upper()
         if len(t) == 1 and t in RANKS:
             values.append(min(RANKS.index(t) + 1, 10))
@@ -237,6 +234,8 @@ def parse_hand(text: str) -> tuple[list[int], list[Card] | None]:
             c = Card.parse(t)
             cards.append(c)
             values.append(c.value)
+    if len(values) < 2:
+        raise InputError("--hand needs two cards or more, e.g. 7S,8D")
     return values, (cards if len(cards) == len(values) else None)
 
 
