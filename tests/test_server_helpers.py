@@ -58,10 +58,14 @@ def in_thread(app: Any, **config: Any) -> Iterator[str]:
 
     import uvicorn
 
-    port = free_port()
+    # bound here and handed over: a port picked, let go and bound again later could be taken
+    # in between (by the other test worker's connections, say)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
     settings = {"log_level": "warning", **config}
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
-    thread = threading.Thread(target=srv.run, daemon=True)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not srv.started and time.monotonic() < deadline:
@@ -72,6 +76,7 @@ def in_thread(app: Any, **config: Any) -> Iterator[str]:
     finally:
         srv.should_exit = True
         thread.join(15)
+        sock.close()
         assert not thread.is_alive(), "the server did not stop"
 
 
