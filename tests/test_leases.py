@@ -406,6 +406,11 @@ def test_a_process_over_its_part_gives_back_every_idle_table_over_it_at_once(
         asyncio.run(b.tend())
         assert sorted(b.held) == sorted(opened["b"]) and len(b.held) == 4
         assert set(a.held).isdisjoint(b.held) and sorted(opened["a"]) == sorted(a.held)
+        # a brings a client of a table it gave back to b, though its last read of the
+        # holders (before it gave them back) named itself (a join was answered 503 there)
+        for name in b.held:
+            assert asyncio.run(a.address_of(name)) == "127.0.0.1:1"
+            assert asyncio.run(b.address_of(name)) is None
 
 
 def test_processes_print_the_supervisors_token_they_made(tmp_path: Path) -> None:

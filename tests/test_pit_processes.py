@@ -18,13 +18,15 @@ from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
 from pontoon.store.leases import holders, take
 from pontoon.store.table_settings import record
-from tests.test_leases import LEASE, _until
+from tests.test_leases import _until
 from tests.test_store import fresh_database
 
 TOKEN = "pit-test-supervisor-token"
 PASSWORD = "correct horse battery"
 TABLES = ["t1", "t2", "t3"]
 GHOST = "ghost"  # held by a process that is gone, its lease not yet lapsed
+LEASE = 5.0  # seconds: long, as no table changes hands here but by giving back (a stalled
+# pass of a 1 s lease let the other process take a table between two looks)
 
 
 @contextmanager
@@ -88,7 +90,7 @@ def test_every_process_lists_every_table_with_its_owners_figures(tmp_path: Path)
             at_a = stack.enter_context(_serve(tmp_path, url))
             at_b = stack.enter_context(_serve(tmp_path, url))
             # a gives b a table back once it sees b beating: a holds two, b one
-            _until(lambda: len(set(_owners(url).values())) == 3, 10.0)
+            _until(lambda: len(set(_owners(url).values())) == 3, 30.0)
             pit = _login(at_a, "pita")  # the session's cookie serves at every process
             a_own = {t["table"] for t in _pit(at_a, pit, local="1")}
             b_own = {t["table"] for t in _pit(at_b, pit, local="1")}

@@ -130,13 +130,19 @@ class Tenure:
             self._drop(name)
 
     async def address_of(self, table: str) -> str | None:
-        """The address of the process holding ``table``'s lease, if another (read from the
-        store at most every third of the lease)."""
+        """The address of the process holding ``table``'s lease, if another: ``None`` for a
+        table this process holds, else as last read from the store (every third of the lease
+        at most), read again when that named nobody, or this process (which has given the
+        table back since)."""
+        if table in self.held:
+            return None
         read, found = self._holders
-        if time.monotonic() - read > self.leasing.seconds / 3 or table not in found:
+        holder = found.get(table)
+        stale = time.monotonic() - read > self.leasing.seconds / 3
+        if stale or holder is None or holder.owner == self.leasing.owner:
             found = await asyncio.to_thread(holders, self.store)
             self._holders = (time.monotonic(), found)
-        holder = found.get(table)
+            holder = found.get(table)
         if holder is None or holder.owner == self.leasing.owner:
             return None
         return holder.address
