@@ -113,12 +113,15 @@ async def _fire(table: Table) -> None:
 
 
 async def _timer_done(table: Table) -> None:
-    """Wait (a second at most) until the timer has fired and its write is committed."""
-    for _ in range(100):
+    """Wait until the timer has fired and its write is committed (30 s at most: a loaded
+    host's store; the round not over by then fails here)."""
+    deadline = time.monotonic() + 30
+    while True:
         await asyncio.sleep(0.01)
         rl = table.roundlog
         if rl is not None and rl.round.over and not rl.pending and not table._tasks:
             return
+        assert time.monotonic() < deadline, "the timer's write was not committed within 30 s"
 
 
 def _events(url: str) -> list[list[Event]]:

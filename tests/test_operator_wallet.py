@@ -123,7 +123,8 @@ def test_every_wager_is_charged_once_and_every_win_paid_once_across_faults(
     db = tmp_path / "o.db"
     start = {"ana": 20_000, "ben": 20_000}
     operator = Operator(SECRET, start, seed=7, fail=0.3, lost=0.15, slow=0.1)
-    # three tries: about one debit in six goes unanswered, its wager refused, rolled back
+    # three tries: about one debit in six goes unanswered, its wager refused, rolled back (the
+    # calls' order, and so each one's fault, is the threads' timing: one such debit is forced)
     with in_thread(operator.app()) as host, serving(_app(db, f"http://{host}", 3)) as client:
         people = {name: _launch(client, name) for name in start}
         for who in people.values():
@@ -131,12 +132,19 @@ def test_every_wager_is_charged_once_and_every_win_paid_once_across_faults(
         socks = [Socket(client, people[name]) for name in start]
         for _ in range(6):
             _play_round(socks)
+        operator.fail = 1.0  # a debit no try gets through: the wager refused, rolled back
+        assert socks[0].send(type="bet", box=1, amount=1000)["type"] == "error"
+        operator.fail = 0.3
 
         def down() -> None:  # the operator goes down with the round in play
             operator.fail = 1.0
 
-        _play_round(socks, down)  # what the round leaves is owed: pending while it is down
-        time.sleep(0.5)
+        for _ in range(10):  # what a round leaves is owed: pending while the operator is down
+            _play_round(socks, down)  # (a round everyone lost leaves nothing: another)
+            time.sleep(0.5)
+            if _pending(db):
+                break
+            operator.fail = 0.3
         assert _pending(db)
         operator.fail = 0.3
         for _ in range(6):

@@ -145,19 +145,25 @@ def test_state_requests_per_session_are_answered_at_a_bounded_pace(serve: Any) -
             t0 = time.monotonic()
             for i in range(50):  # (fewer than OUTBOX: a client that does not read is cut off)
                 ws.send(json.dumps({"type": "state", "id": f"s{i}"}))
-            oks, states, last = 0, 0, 0.0
-            while oks < 50 or time.monotonic() - t0 < 1.5:
+            oks, states, within, last = 0, 0, 0, 0.0
+            deadline = t0 + 10  # (every answer, however slow the host; the pace is counted
+            # over the first 1.5 s)
+            while oks < 50 or states < 6 or time.monotonic() - t0 < 1.5:
+                now = time.monotonic()
+                assert now < deadline, (oks, states)
+                wait = t0 + 1.5 - now if oks == 50 and states >= 6 else deadline - now
                 try:
-                    m = json.loads(ws.recv(timeout=max(0.01, t0 + 1.5 - time.monotonic())))
+                    m = json.loads(ws.recv(timeout=max(0.01, wait)))
                 except TimeoutError:
-                    break
+                    continue
                 if m["type"] == "state":
                     states, last = states + 1, time.monotonic() - t0
+                    within += last <= 1.5
                 else:
                     assert m["type"] == "ok" and "refresh" not in m, m  # (the server's note)
                     oks += 1
-            assert oks == 50
-            assert 6 <= states <= 5 + 4, states  # the burst, then one merged every 0.5 s
+            assert oks == 50 and states >= 6  # the waiting requests were answered too
+            assert within <= 5 + 4, within  # the burst, then one merged every 0.5 s
             assert last > 0.3  # the merged ones came later, at the limit's pace
             # the table is not held up meanwhile
             ws.send(json.dumps({"type": "bet", "box": 1, "amount": 500, "id": "b"}))
@@ -193,8 +199,8 @@ def test_a_request_head_trickled_byte_by_byte_is_cut_off(serve: Any) -> None:
     guarded = head_timeout(AutoHTTPProtocol, 0.5)
     with serve(http=guarded) as srv:
         head = b"GET /api/tables HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 100
-        assert _trickle(srv.host, head, 0.05, timeout=5) < 1.5
-        assert _trickle(srv.host, b"", 0, timeout=5) < 1.5  # a connection that sends nothing
+        assert _trickle(srv.host, head, 0.05, timeout=5) < 3.0
+        assert _trickle(srv.host, b"", 0, timeout=5) < 3.0  # a connection that sends nothing
         # a whole request in time is answered, and the next one on the connection is timed
         h, port = srv.host.split(":")
         with socket.create_connection((h, int(port)), timeout=5) as s:
@@ -205,7 +211,7 @@ def test_a_request_head_trickled_byte_by_byte_is_cut_off(serve: Any) -> None:
             with pytest.raises((ConnectionResetError, AssertionError)):
                 while True:
                     assert s.recv(1024), "closed"
-            assert time.monotonic() - start < 1.5
+            assert time.monotonic() - start < 3.0
         # a WebSocket that got its head in time is not touched by the timer
         with srv.ws("kauri", srv.join("kauri", "ana")) as ws:
             time.sleep(1.0)
@@ -220,7 +226,7 @@ def test_serve_times_out_a_trickled_head(tmp_path: Path) -> None:
     proc = start_server(tmp_path, port, [*options, "--supervisor-token", SUPERVISOR])
     try:
         head = b"GET /api/tables HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"x" * 100
-        assert _trickle(f"127.0.0.1:{port}", head, 0.05, timeout=5) < 1.5
+        assert _trickle(f"127.0.0.1:{port}", head, 0.05, timeout=5) < 3.0
     finally:
         proc.terminate()
         proc.wait(10)
