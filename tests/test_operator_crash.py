@@ -21,6 +21,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from pontoon.cli import main
 from tests.operator_double import Operator
+from tests.test_leases import _until
 from tests.test_operator_wallet import ISSUER, SECRET, launch_token
 from tests.test_server_helpers import free_port, in_thread, start_server
 
@@ -40,13 +41,6 @@ def _send(ws: ClientConnection, state: dict[str, Any], **msg: Any) -> dict[str, 
 def _debits(operator: Operator) -> list[str]:
     """The keys of the debits the operator has been sent."""
     return [key for kind, key in operator.calls if kind == "debit"]
-
-
-def _until(test: Any) -> None:
-    deadline = time.monotonic() + 10
-    while not test():
-        assert time.monotonic() < deadline, "not within 10 s"
-        time.sleep(0.005)
 
 
 def _owed(db: Path) -> int:
@@ -93,14 +87,14 @@ def test_a_sigkill_between_the_debit_and_its_record_is_rolled_back(tmp_path: Pat
                     _send(ws, state, type="act", action=action, box=1, id=f"a{n}")
                 debits = _debits(operator)
                 ws.send(json.dumps({"type": "bet", "box": 1, "amount": 1000, "id": "b2"}))
-                _until(lambda: len(_debits(operator)) > len(debits))
+                _until(lambda: len(_debits(operator)) > len(debits), 10.0)
                 server.send_signal(signal.SIGKILL)  # the debit is at the operator, unanswered
                 server.wait(10)
         finally:
             if server.poll() is None:
                 server.kill()
         key = _debits(operator)[-1]  # the operator applies the debit that nobody will record
-        _until(lambda: ("debit", key) in operator.applied)
+        _until(lambda: ("debit", key) in operator.applied, 10.0)
         assert operator.balances["ana"] <= 20_000 - 1000 + 2 * 1000
         server = start_server(tmp_path, port, options)
         try:

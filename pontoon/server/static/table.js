@@ -147,10 +147,10 @@ function connect(t, tok) {
   ws.onclose = (ev) => {
     // left the table, logged out, or another socket took over (in accounts mode every
     // socket's token is the cookie: the socket itself says which one this page holds)
-    if (ws !== sock || token !== tok) return;
+    if (ws !== sock) return;
     // refused, throttled, or replaced by a newer socket of the session (4409): no reconnecting
     if ([4401, 4409, 4429].includes(ev.code)) { token = null; ws = null; watch(); return; }
-    setTimeout(() => { if (ws === sock && table === t && token === tok) connect(t, tok); }, 1000);
+    setTimeout(() => { if (ws === sock) connect(t, tok); }, 1000);
   };
   loadHistory();
 }
