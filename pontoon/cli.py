@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("round", help="play one scripted round (scenario file)")
     p.add_argument("file")
     store_cli.db_option(p, table="scenario")
+    store_cli.key_options(p)
     _common(p)
 
     p = sub.add_parser("play", help="a table in the terminal")
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed, help="seed the shuffle (default: a secure shuffle)")
     p.add_argument("--rounds", type=whole, help="stop after this many rounds")
     store_cli.db_option(p, table="terminal")
-    store_cli.shoe_key_option(p)
+    store_cli.key_options(p)
     COMMANDS.update(store_cli.add_commands(sub, _common))
     from pontoon.store.people import add_commands as people_commands
 

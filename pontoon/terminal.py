@@ -593,11 +593,11 @@ def play(rules: RuleSet, args: argparse.Namespace) -> int:
     db = getattr(args, "db", None)
     if db is None:
         return table.run()
-    from pontoon.store.cli import shoe_keys
+    from pontoon.store.cli import store_keys
     from pontoon.store.session import TerminalRecorder
 
-    keys = shoe_keys(args)
-    recorder = TerminalRecorder(db, getattr(args, "table", None) or "terminal", rules, YOU, keys)
+    keys = store_keys(args)
+    recorder = TerminalRecorder(db, getattr(args, "table", None) or "terminal", rules, YOU, **keys)
     try:
         table.attach(recorder)
         return table.run()

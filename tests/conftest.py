@@ -1,7 +1,8 @@
 """The suite is hermetic: each test session (each xdist worker) gets its own
-``$XDG_CONFIG_HOME``, set before any test runs so the servers and commands the tests start as
-subprocesses inherit it, and no ``$PONTOON_SHOE_KEY``: the default shoe key file is made there,
-never in ``~/.config``."""
+``$XDG_CONFIG_HOME`` and ``$XDG_STATE_HOME``, set before any test runs so the servers and
+commands the tests start as subprocesses inherit them, and no ``$PONTOON_SHOE_KEY``,
+``$PONTOON_RECORD_KEY`` or ``$PONTOON_ANCHORS``: the default key files and anchors are made
+there, never in ``~/.config`` or ``~/.local/state``."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ _home: list[str] = []
 def pytest_configure(config: pytest.Config) -> None:
     _home.append(tempfile.mkdtemp(prefix="pontoon-config-"))
     _patch.setenv("XDG_CONFIG_HOME", _home[-1])
-    _patch.delenv("PONTOON_SHOE_KEY", raising=False)
+    _patch.setenv("XDG_STATE_HOME", _home[-1])
+    for name in ("PONTOON_SHOE_KEY", "PONTOON_RECORD_KEY", "PONTOON_ANCHORS"):
+        _patch.delenv(name, raising=False)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

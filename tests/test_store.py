@@ -159,8 +159,9 @@ def test_15_3_d_a_store_written_before_follow_was_a_field_reads_verifies_and_rep
 ) -> None:
     """A store of schema 0004, written by the previous version: players behind following a
     split (15.3(d)) were recorded as ``detail`` "split/both" and "split/1". Opened now it is
-    upgraded, its hash chain is intact, and its rounds replay to the same money, the
-    follower's choice read as the move's ``follow``."""
+    upgraded, its hash chain is intact once ``rekey`` has signed its heads (a store from
+    before heads were signed is refused until then), and its rounds replay to the same money,
+    the follower's choice read as the move's ``follow``."""
     import shutil
 
     from pontoon.replay import move_of, replay
@@ -168,6 +169,9 @@ def test_15_3_d_a_store_written_before_follow_was_a_field_reads_verifies_and_rep
     db = tmp_path / "old.db"
     shutil.copy(Path(__file__).parent / "data" / "stores" / "v0004_followed_splits.db", db)
     url = f"sqlite:///{db}"
+    code, out = cli(["verify", "--db", url], capsys)
+    assert code == 3 and "its head is not signed" in out, out
+    assert cli(["rekey", "--db", url], capsys)[0] == 0
     code, out = cli(["verify", "--db", url], capsys)
     assert code == 0 and out.startswith("intact"), out
     with Store(url) as store:
@@ -351,12 +355,16 @@ def test_a_second_writer_on_the_same_table_is_refused(url: str) -> None:
 
 # ---------------------------------------------------------------------------- recovery
 def _crash_mid_round(
-    url: str, seed: int, rules_name: str = "nz-pontoon", keys: ShoeKeys | None = None
+    url: str,
+    seed: int,
+    rules_name: str = "nz-pontoon",
+    keys: ShoeKeys | None = None,
+    table: str = "terminal",
 ) -> tuple[int, Round]:
-    """A terminal session that deals a round, commits, and 'dies' (its shoe sealed with
-    ``keys``, by default the default key file's)."""
+    """A terminal session at ``table`` that deals a round, commits, and 'dies' (its shoe
+    sealed with ``keys``, by default the default key file's)."""
     rules = load_rules(rules_name)
-    rec = TerminalRecorder(url, "terminal", rules, "you", keys)
+    rec = TerminalRecorder(url, table, rules, "you", keys)
     try:
         rcv = rec.recover(100_000, seed)
         while True:

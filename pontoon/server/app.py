@@ -37,6 +37,7 @@ from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
 from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
+from pontoon.store.signing import RecordKeys
 
 from .accounts import COOKIE, Door
 from .accounts import add_routes as account_routes
@@ -107,6 +108,8 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     limits: Limits | None = None,
     shoe_keys: ShoeKeys | None = None,
+    record_keys: RecordKeys | None = None,
+    anchors: str | None = None,
     accounts: bool = False,
     password_strength: str = "default",
     login_hours: float = 24.0,
@@ -134,7 +137,14 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stalled = leasing.seconds if leasing is not None else None  # (see Store)
-        store = Store(store_url, shoe_keys, own_checkpoints=True, stalled_after=stalled)
+        store = Store(
+            store_url,
+            shoe_keys,
+            record_keys=record_keys,
+            anchors=anchors,
+            own_checkpoints=True,
+            stalled_after=stalled,
+        )
         people = Accounts(store, hasher(password_strength)) if accounts else None
         hub = Hub(store, tables, token, limits, people, operator, leasing, writer_process)
         state["hub"] = hub

@@ -8,7 +8,7 @@ import socket
 
 from pontoon.argtypes import finite, whole
 from pontoon.errors import InputError
-from pontoon.store.cli import shoe_key_option
+from pontoon.store.cli import key_options
 
 from .limits import Limits
 
@@ -127,7 +127,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="read the supervisor's token from the first line of PATH (mode 0600 or stricter)",
     )
-    shoe_key_option(p)
+    key_options(p)
     p.add_argument(
         "--allowed-host",
         action="append",

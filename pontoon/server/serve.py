@@ -17,8 +17,6 @@ from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, listen, store_url, 
 from .table import TableConfig
 
 if TYPE_CHECKING:
-    from pontoon.store.secret import ShoeKeys
-
     from .tenure import Leasing
 
 
@@ -107,12 +105,13 @@ def secret_file(path: str, option: str) -> str:
     return text
 
 
-def _check_keys(args: argparse.Namespace, configs: list[TableConfig], keys: ShoeKeys) -> None:
-    """The options checked, the store opened: a stored shoe of the tables that ``keys`` do
-    not open stops the start here, in one line, not at the first table's opening."""
+def _check_keys(args: argparse.Namespace, configs: list[TableConfig], keys: dict[str, Any]) -> None:
+    """The options checked, the store opened: a table whose head is not signed or whose
+    stored shoe ``keys`` do not open stops the start here, in one line, not at the first
+    table's opening."""
     from pontoon.store.db import Store
 
-    with Store(store_url(args.db), keys) as store:
+    with Store(store_url(args.db), **keys) as store:
         store.check_keys([c.name for c in configs])
 
 
@@ -198,7 +197,9 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         msg = f"serve needs the server extra: pip install 'pontoon[server]' ({exc})"
         raise InputError(msg) from None
+    from pontoon.store.cli import store_keys
     from pontoon.store.secret import load_keys
+    from pontoon.store.signing import load_record_keys
 
     _check_numbers(args)
     token, given = supervisor_token(args)
@@ -207,7 +208,10 @@ def serve(args: argparse.Namespace) -> int:
         raise InputError(f"serve: --processes must be 1 to 64, not {processes}")
     child = getattr(args, "handoff_fd", None) is not None
     configs = table_configs(args)
-    keys = load_keys(getattr(args, "shoe_key_file", None))  # a bad key: exit 2 before listening
+    keys = store_keys(args)  # a bad key: exit 2 before listening
+    for kind, load in (("shoe_keys", load_keys), ("record_keys", load_record_keys)):
+        if keys[kind] is None:  # (the environment's or the default file's, checked now)
+            keys[kind] = load()
     operator = operator_config(args)
     accounts = bool(getattr(args, "accounts", False)) or operator is not None
     limit = limits(args)
@@ -242,7 +246,7 @@ def serve(args: argparse.Namespace) -> int:
         docs,
         hosts,
         limit,
-        shoe_keys=keys,
+        **keys,
         accounts=accounts,
         password_strength=getattr(args, "password_strength", "default"),
         login_hours=login_hours,

@@ -15,7 +15,6 @@ from pontoon.argtypes import whole
 
 if TYPE_CHECKING:
     from pontoon.round import Round
-    from pontoon.store.secret import ShoeKeys
 
 DEFAULT_URL = "sqlite:///pontoon.db"
 BROKEN = 3
@@ -39,25 +38,43 @@ def db_option(p: argparse.ArgumentParser, default: str | None = None, table: str
         )
 
 
-def shoe_key_option(p: argparse.ArgumentParser) -> None:
-    """``--shoe-key-file PATH``: the keys that seal the stored shoe."""
+def key_options(p: argparse.ArgumentParser) -> None:
+    """``--shoe-key-file``, ``--record-key-file`` and ``--anchors``: a writer's secrets, and
+    where its signed heads also go."""
     p.add_argument(
         "--shoe-key-file",
         metavar="PATH",
         help="the keys that seal the stored shoe, one a line, the first sealing (mode 0600; "
         "default $PONTOON_SHOE_KEY, else ~/.config/pontoon/shoe.key, made if missing)",
     )
+    p.add_argument(
+        "--record-key-file",
+        metavar="PATH",
+        help="the Ed25519 keys that sign the record, one a line, the first signing (mode 0600; "
+        "default $PONTOON_RECORD_KEY, else ~/.config/pontoon/record.key, made if missing)",
+    )
+    p.add_argument(
+        "--anchors",
+        metavar="PATH",
+        help="where the signed heads also go: a file of JSON lines, 'syslog' or 'off' "
+        "(default $PONTOON_ANCHORS, else ~/.local/state/pontoon/anchors.jsonl)",
+    )
 
 
-def shoe_keys(args: argparse.Namespace) -> ShoeKeys | None:
-    """The keys of ``--shoe-key-file`` (checked now), else None: the store loads
-    ``$PONTOON_SHOE_KEY`` or the default file when it first needs them."""
-    path = getattr(args, "shoe_key_file", None)
-    if path is None:
-        return None
+def store_keys(args: argparse.Namespace) -> dict[str, Any]:
+    """The keys given (checked now) and the anchors' place, as :class:`Store` takes them;
+    keys not given are loaded by the store from the environment or the default files when
+    it first needs them."""
     from pontoon.store.secret import load_keys
+    from pontoon.store.signing import load_record_keys
 
-    return load_keys(path)
+    shoe = getattr(args, "shoe_key_file", None)
+    record = getattr(args, "record_key_file", None)
+    return {
+        "shoe_keys": None if shoe is None else load_keys(shoe),
+        "record_keys": None if record is None else load_record_keys(record),
+        "anchors": getattr(args, "anchors", None),
+    }
 
 
 def add_commands(
@@ -81,8 +98,31 @@ def add_commands(
     p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50; 0 all)")
     common(p)
 
-    p = sub.add_parser("verify", help="check the store's hash chains and ledger (exit 3: broken)")
+    p = sub.add_parser(
+        "verify", help="check the store's chains, signatures and ledger (exit 3: broken)"
+    )
     db_option(p, DEFAULT_URL)
+    p.add_argument(
+        "--public-key",
+        metavar="PATH",
+        help="the record's public keys, one a line (default: those of $PONTOON_RECORD_KEY or "
+        "~/.config/pontoon/record.key; pontoon public-key prints them)",
+    )
+    p.add_argument(
+        "--anchors",
+        metavar="PATH",
+        help="the signed heads kept outside the store (JSON lines): fail when the store "
+        "lacks what they anchor (restored to an earlier copy, or cut short)",
+    )
+    common(p)
+
+    p = sub.add_parser("public-key", help="print the record's public keys, for auditors")
+    p.add_argument(
+        "--record-key-file",
+        metavar="PATH",
+        help="the record's private keys (default $PONTOON_RECORD_KEY, else "
+        "~/.config/pontoon/record.key)",
+    )
     common(p)
 
     p = sub.add_parser("export", help="rounds, events and ledger as JSON Lines or Parquet")
@@ -92,9 +132,19 @@ def add_commands(
     p.add_argument("--table", help="only this table")
     common(p)
 
-    p = sub.add_parser("rekey", help="seal every table's stored shoe again under the first key")
+    p = sub.add_parser(
+        "rekey", help="seal every shoe and sign every head again under the first keys"
+    )
     db_option(p, DEFAULT_URL)
-    shoe_key_option(p)
+    key_options(p)
+    p.add_argument(
+        "--discard-shoe",
+        action="append",
+        default=[],
+        metavar="TABLE",
+        help="the last resort for a lost shoe key: this table's stored shoe is deleted (it "
+        "starts a new one, its open round voided under 16.5); repeatable",
+    )
     common(p)
     return {
         "replay": cmd_replay,
@@ -102,6 +152,7 @@ def add_commands(
         "verify": cmd_verify,
         "export": cmd_export,
         "rekey": cmd_rekey,
+        "public-key": cmd_public_key,
     }
 
 
@@ -138,10 +189,12 @@ def cmd_rounds(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from pontoon.store.signing import load_public_keys
     from pontoon.store.verify import verify
 
+    public = load_public_keys(args.public_key)
     with _open(args) as store:
-        report = verify(store)
+        report = verify(store, public, args.anchors)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     elif report.ok:
@@ -175,15 +228,29 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_rekey(args: argparse.Namespace) -> int:
     from pontoon.store.db import Store
-    from pontoon.store.secret import load_keys
 
-    keys = load_keys(args.shoe_key_file)
-    with Store(args.db, keys, must_exist=True) as store:
-        n = store.rekey()
+    keys = store_keys(args)
+    with Store(args.db, **keys, must_exist=True) as store:
+        shoes, heads = store.rekey(frozenset(args.discard_shoe))
     if args.json:
-        print(json.dumps({"rekeyed": n}))
+        print(json.dumps({"rekeyed": shoes, "signed": heads}))
     else:
-        print(f"{n} shoe state(s) sealed under the first key: the other keys can go")
+        print(
+            f"{shoes} shoe state(s) sealed under the first shoe key and {heads} table head(s) "
+            "signed under the first record key: the other private keys can go (keep every "
+            "public key: the record's older signatures are checked with them)"
+        )
+    return 0
+
+
+def cmd_public_key(args: argparse.Namespace) -> int:
+    from pontoon.store.signing import load_record_keys
+
+    public = load_record_keys(args.record_key_file).public()
+    if args.json:
+        print(json.dumps({"public_keys": public.lines()}))
+    else:
+        print("\n".join(public.lines()))
     return 0
 
 
@@ -194,7 +261,7 @@ def record_round(args: argparse.Namespace, rnd: Round) -> dict[str, Any]:
     from pontoon.store.db import Store
     from pontoon.store.recorder import TableLog
 
-    with Store(args.db) as store:
+    with Store(args.db, **store_keys(args)) as store:
         log = TableLog(store, args.table, top_up=True)
         voided = []
         while (open_round := log.open_round()) is not None:

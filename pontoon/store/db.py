@@ -29,6 +29,7 @@ from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.engine import check_exists, engine_url, make_engine, owner_only, safe
+from pontoon.store.heads import Head, Signed
 from pontoon.store.schema import (
     HEAD,
     accounts,
@@ -39,15 +40,18 @@ from pontoon.store.schema import (
     round_players,
     rounds,
     sessions,
-    shoe_states,
+    signatures,
     staff_actions,
+    store_meta,
     tables,
 )
 from pontoon.store.shoestate import advance
 from pontoon.store.statements import Statements
 
 if TYPE_CHECKING:
+    from pontoon.store.anchors import Anchors
     from pontoon.store.secret import ShoeKeys
+    from pontoon.store.signing import RecordKeys
 
 DEFAULT_URL = "sqlite:///pontoon.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -141,6 +145,9 @@ class Batch:
     # the fencing token of the writer's lease on the table: the write is refused once another
     # process has taken the lease (pontoon.store.leases); None: a table without leases
     fence: int | None = None
+    # the table's shoe as stored before this batch (pontoon.store.heads.Shoe): the signed
+    # head states where it stands after the batch
+    shoe_mark: tuple[int, int, int] | None = None
 
 
 class StoredSession(NamedTuple):
@@ -158,6 +165,7 @@ class Written:
     hash: str
     at: str
     wallets: dict[str, int] = field(default_factory=dict)  # balances the batch moved
+    shoe_mark: tuple[int, int, int] | None = None  # where the table's shoe stands now
 
 
 @dataclass(slots=True)
@@ -168,19 +176,29 @@ class TableState:
     last_number: int
     open_rounds: list[int]
     shoe: tuple[int, str] | None
+    shoe_mark: tuple[int, int, int] | None = None
+
+
+class RecordError(InputError):
+    """A table whose record or shoe is not as the house signed and sealed it: not opened."""
 
 
 class Store:
     """A store opened by URL; ``with Store(url) as s: ...`` closes it. ``shoe_keys`` seal the
-    shoe states it writes and open those it reads; None: :func:`~pontoon.store.secret.load_keys`
-    (``$PONTOON_SHOE_KEY`` or the default key file), loaded only when a shoe is written or
-    read, so the reading commands never need a key."""
+    shoe states it writes and open those it reads; ``record_keys`` sign the heads it writes
+    and check those it opens; ``anchors`` is where the signed heads also go
+    (:func:`pontoon.store.anchors.where`). Keys left None are loaded
+    (:func:`~pontoon.store.secret.load_keys`, :func:`~pontoon.store.signing.load_record_keys`:
+    the environment or the default key files) only when a table is written or opened, so the
+    reading commands never need a key."""
 
     def __init__(
         self,
         url: str = DEFAULT_URL,
         shoe_keys: ShoeKeys | None = None,
         *,
+        record_keys: RecordKeys | None = None,
+        anchors: str | None = None,
         upgrade: bool = True,
         must_exist: bool = False,
         own_checkpoints: bool = False,
@@ -195,7 +213,11 @@ class Store:
         self.own_checkpoints = own_checkpoints
         self._shoe_keys = shoe_keys
         self.keys_given = shoe_keys  # (None: loaded when first needed, here or in a writer's)
-        self._sealed: dict[str, tuple[str, str]] = {}  # table -> (its last shoe, sealed)
+        self._record_keys = record_keys
+        self.record_keys_given = record_keys
+        self.anchors_target = anchors
+        self._anchors: Anchors | None = None  # opened at the first signed write
+        self._store_id: str | None = None
         if must_exist:
             check_exists(url)
         owner_only(url)
@@ -227,6 +249,8 @@ class Store:
         self.engine.dispose()
         if self._writes is not None:
             self._writes.dispose()
+        if self._anchors is not None:
+            self._anchors.close()
 
     def __enter__(self) -> Store:
         return self
@@ -242,44 +266,66 @@ class Store:
             self._shoe_keys = load_keys()
         return self._shoe_keys
 
-    def _open_shoe(self, table: str, state: str) -> str:
-        """A stored shoe state in plain text (a legacy plain one as it is)."""
-        from pontoon.store.secret import PREFIX, WrongKeyError
+    @property
+    def record_keys(self) -> RecordKeys:
+        if self._record_keys is None:
+            from pontoon.store.signing import load_record_keys
 
-        if not state.startswith(PREFIX):
-            return state
-        try:
-            return self.shoe_keys.open(state)
-        except WrongKeyError as exc:
-            raise InputError(
-                f"the shoe of table {table!r} is sealed under another key ({exc}): give its key "
-                f"with --shoe-key-file or $PONTOON_SHOE_KEY (it stays stored until then)"
-            ) from None
+            self._record_keys = load_record_keys()
+        return self._record_keys
+
+    @property
+    def store_id(self) -> str:
+        """The store's own id (``store_meta``), which every signed body names."""
+        if self._store_id is None:
+            with self.read() as conn:
+                found = conn.execute(
+                    select(store_meta.c.value).where(store_meta.c.name == "id")
+                ).scalar()
+            if found is None:
+                raise StoreError("the store has no id (store_meta): it is not a pontoon store")
+            self._store_id = str(found)
+        return self._store_id
+
+    def sign_and_insert(self, conn: Connection, heads: list[Head], at: str) -> Signed:
+        """The heads signed with the first record key, the signature inserted (the caller
+        points the tables at it and anchors it once the transaction is committed)."""
+        from pontoon.store.heads import sign
+
+        signed = sign(self.record_keys, self.store_id, at, heads)
+        conn.execute(insert(signatures).values(signed.to_dict()))
+        return signed
+
+    def anchor(self, signed: list[Signed]) -> None:
+        """Committed signatures to the anchors (opened at the first)."""
+        if not signed:
+            return
+        if self._anchors is None:
+            from pontoon.store.anchors import Anchors, where
+
+            self._anchors = Anchors(where(self.anchors_target))
+        self._anchors.write(signed)
 
     def check_keys(self, names: list[str]) -> None:
-        """That the keys open the stored shoe of each table of ``names`` (a server checks
-        before it listens): else the :class:`InputError` its start would meet."""
-        s = shoe_states.c
-        with self.read() as conn:
-            rows = conn.execute(select(s.table_id, s.state).where(s.table_id.in_(names))).all()
-        for table, state in rows:
-            self._open_shoe(str(table), str(state))
+        """That each table of ``names`` opens: its head signed, its shoe sealed for it (a
+        server checks before it listens); else the :class:`InputError` its start would meet."""
+        for name in names:
+            self.table_state(name)
 
-    def rekey(self) -> int:
-        """Seal every table's shoe state again under the first key (a plain one: sealed), in
-        one transaction; how many. A state no key opens: :class:`InputError`, none changed."""
-        keys = self.shoe_keys
+    def rekey(self, discard: frozenset[str] = frozenset()) -> tuple[int, int]:
+        """Every table's shoe sealed again under the first shoe key and every head signed
+        again under the first record key, in one transaction: (shoes, heads). A table whose
+        signed head or sealed shoe does not check refuses the whole (:class:`InputError`,
+        nothing changed). A table recorded before heads were signed is signed as it stands,
+        its shoe sealed for it (a clear shoe too): once, as its store is upgraded. The tables
+        named in ``discard`` lose their shoe instead (its key lost for good): each starts a
+        new shoe, its open round voided (16.5)."""
+        from pontoon.store.trust import rekey
+
         with self.write() as conn:
-            states = list(conn.execute(select(shoe_states.c.table_id, shoe_states.c.state)))
-            for table, state in states:
-                try:
-                    sealed = keys.rotate(str(state))
-                except InputError as exc:
-                    raise InputError(f"rekey: the shoe of table {table!r}: {exc}") from None
-                conn.execute(
-                    update(shoe_states).where(shoe_states.c.table_id == table).values(state=sealed)
-                )
-        return len(states)
+            shoes, heads, signed = rekey(self, conn, chain.now(), discard)
+        self.anchor(signed)
+        return shoes, heads
 
     # ------------------------------------------------------------------ transactions
     @contextmanager
@@ -356,15 +402,19 @@ class Store:
         with self.read() as conn:
             if conn.execute(select(tables.c.id).where(tables.c.id == table)).first():
                 return
+        at = chain.now()
         try:
             with self.write() as conn:
                 conn.execute(
                     tables.insert().values(
-                        id=table, created_at=chain.now(), head_seq=0, head_hash=chain.GENESIS
+                        id=table, created_at=at, head_seq=0, head_hash=chain.GENESIS
                     )
                 )
+                signed = self.sign_and_insert(conn, [Head(table, 0, chain.GENESIS)], at)
+                conn.execute(update(tables).where(tables.c.id == table).values(signed=signed.id))
         except IntegrityError:
-            pass  # created by another process meanwhile
+            return  # created by another process meanwhile
+        self.anchor([signed])
 
     def append(self, batch: Batch) -> Written:
         """Append ``batch`` in one transaction: events (hash-chained), their ledger entries,
@@ -387,13 +437,24 @@ class Store:
         error and nothing is written."""
         if not batches:
             return []
-        # The shoes are sealed before the transaction: a missing key writes nothing, and the
-        # encryption does not hold the store's lock.
-        sealed = {id(b): self._seal(b.table, b.shoe) for b in batches if b.shoe is not None}
+        # The shoes are sealed before the transaction, each for its table and write: a missing
+        # key writes nothing, and the encryption does not hold the store's lock.
+        keys = self.shoe_keys if any(b.shoe is not None for b in batches) else None
+        sealed = {
+            id(b): keys.seal(b.shoe, b.table, b.prev_seq + len(b.events))
+            for b in batches
+            if b.shoe is not None and keys is not None
+        }
+        self.record_keys  # (loaded before the transaction too)  # noqa: B018
         at = chain.now()
+        signed: list[Signed] = []
         try:
             with self.write() as conn:
-                return list(self._write(conn, batches, at, sealed))
+                written: list[Written | StoreError] = list(
+                    self._write(conn, batches, at, sealed, signed)
+                )
+            self.anchor(signed)
+            return written
         except (ConflictError, NameTakenError, WalletError) as exc:
             if len(batches) == 1:
                 return [exc]
@@ -403,31 +464,33 @@ class Store:
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
         out: list[Written | StoreError] = []
+        signed = []
         try:
             with self.write() as conn:
                 for batch in batches:
+                    mine: list[Signed] = []
                     try:
                         with conn.begin_nested():
-                            out.extend(self._write(conn, [batch], at, sealed))
+                            out.extend(self._write(conn, [batch], at, sealed, mine))
+                        signed += mine
                     except (ConflictError, NameTakenError, WalletError) as exc:
                         out.append(exc)
         except SQLAlchemyError as exc:
             return [StoreError(f"the store refused the write: {exc}") for _ in batches]
+        self.anchor(signed)
         return out
 
-    def _seal(self, table: str, shoe: str) -> str:
-        """``shoe`` sealed; a table's shoe unchanged since its last write (the same text) keeps
-        the same seal."""
-        last = self._sealed.get(table)
-        if last is None or last[0] != shoe:
-            last = self._sealed[table] = (shoe, self.shoe_keys.seal(shoe))
-        return last[1]
-
     def _write(
-        self, conn: Connection, batches: list[Batch], at: str, sealed: dict[int, str]
+        self,
+        conn: Connection,
+        batches: list[Batch],
+        at: str,
+        sealed: dict[int, str],
+        signed: list[Signed],
     ) -> list[Written]:
         """Write ``batches`` in the open transaction (``sealed``: their shoes, by the batch's
-        ``id``); :class:`ConflictError` when a table's head has moved (the caller rolls back)."""
+        ``id``), their heads signed (the signature added to ``signed``); a
+        :class:`ConflictError` when a table's head has moved (the caller rolls back)."""
         heads: list[dict[str, Any]] = []
         fenced: list[dict[str, Any]] = []  # the heads of leased tables
         rows: list[dict[str, Any]] = []
@@ -442,6 +505,7 @@ class Store:
         moves: list[tuple[int, str, str, int, int]] = []  # (batch, player, kind, amount, seq)
         remote: list[dict[str, Any]] = []  # an operator's wallet: its calls
         staff: list[dict[str, Any]] = []
+        signing: list[Head] = []
         out: list[Written] = []
         new_rounds = self._new_rounds(conn, batches, at)  # their ids enter the hashes
         for batch in batches:
@@ -494,13 +558,19 @@ class Store:
                     )
             head = {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
             # the shoe's seq and cards drawn move with the head (a row written anyway)
+            mark = batch.shoe_mark
             if batch.shoe is not None:
                 shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
                 head |= {"b_shoe_seq": last, "b_drawn": 0}
+                mark = (last, last, 0)
             elif batch.drawn is not None:
+                if mark is None:
+                    raise StoreError(f"table {batch.table!r}: cards drawn from no stored shoe")
                 head |= {"b_shoe_seq": last, "b_drawn": batch.drawn}
+                mark = (mark[0], last, batch.drawn)
             else:
                 head |= {"b_shoe_seq": None, "b_drawn": None}
+            signing.append(Head(batch.table, last, h, mark, rnd.number if rnd else None))
             if batch.fence is None:
                 heads.append(head)
             else:
@@ -527,8 +597,14 @@ class Store:
                     {"account": who, "role": role, "table_id": batch.table, "seq": last}
                     | {"action": action[:200], "at": at}
                 )
-            out.append(Written(round_id, last, h, at))
+            out.append(Written(round_id, last, h, at, shoe_mark=mark))
         sql = self._sql
+        sig = self.sign_and_insert(conn, signing, at)
+        signed.append(sig)
+        for head in heads:
+            head["b_signed"] = sig.id
+        for head in fenced:
+            head["b_signed"] = sig.id
         # the tables' rows are locked in one order (their names), as renewing leases does:
         # two transactions of a store shared by processes cannot wait on each other
         heads.sort(key=lambda h: h["b_table"])
@@ -631,7 +707,10 @@ class Store:
 
     # ------------------------------------------------------------------ reading
     def table_state(self, table: str) -> TableState | None:
-        """What a writer needs to go on appending to ``table``."""
+        """What a writer needs to go on appending to ``table``: once its head is found signed
+        and its shoe sealed for it (else a :class:`RecordError` saying why: not opened)."""
+        from pontoon.store.trust import open_table
+
         with self.read() as conn:
             c = tables.c
             head = conn.execute(
@@ -639,6 +718,7 @@ class Store:
             ).first()
             if head is None:
                 return None
+            mark, text = open_table(self, conn, table)
             balances: dict[str, int] = {}
             t = ledger.c
             for acct, amount in conn.execute(
@@ -663,20 +743,17 @@ class Store:
                     .order_by(rounds.c.id)
                 ).scalars()
             )
-            shoe = conn.execute(
-                select(shoe_states.c.seq, shoe_states.c.state).where(
-                    shoe_states.c.table_id == table
-                )
-            ).first()
         stored = None
-        if shoe is not None:  # at the table's shoe_seq: whole in shoe_states, and cards drawn
-            text = self._open_shoe(table, str(shoe[1]))
-            if head[2] is None:  # written before 0009
-                stored = (int(shoe[0]), text)
-            else:
-                stored = (int(head[2]), advance(text, int(head[3])))
+        if mark is not None and text is not None:  # whole at mark[0], then cards drawn
+            stored = (mark[1], advance(text, mark[2]))
         return TableState(
-            int(head[0]), str(head[1]), balances, int(last or 0), [int(i) for i in open_ids], stored
+            int(head[0]),
+            str(head[1]),
+            balances,
+            int(last or 0),
+            [int(i) for i in open_ids],
+            stored,
+            mark,
         )
 
     def find_session(self, token: str) -> StoredSession | None:

@@ -35,7 +35,15 @@ class GroupWriter:
         self.seconds = 0.0  # time spent in them
         self.cpu_seconds = 0.0  # the writer's CPU in them (the rest: the disk, the GIL)
         self.process = (
-            WriterProcess(store.url, store.keys_given, store.stalled_after) if process else None
+            WriterProcess(
+                store.url,
+                store.keys_given,
+                store.stalled_after,
+                store.record_keys_given,
+                store.anchors_target,
+            )
+            if process
+            else None
         )
         self._checkpoints = Checkpoints(store) if self.process is None else None
 

@@ -87,6 +87,7 @@ class TableLog:
         self.open_ids = state.open_rounds
         # the shoe as stored: (seq, its text when last written whole, cards drawn since)
         self._shoe = None if state.shoe is None else (*state.shoe, 0)
+        self._mark = state.shoe_mark  # where the store says the shoe stands (signed with it)
         self._place: Place | None = None  # where the shoe this log last wrote whole stood
 
     @property
@@ -158,12 +159,14 @@ class TableLog:
             wallet=self.wallet,
             remote={} if self.remote else None,
             fence=self.fence,
+            shoe_mark=self._mark,
         )
         return Prepared(batch, balances, place=place)
 
     def applied(self, prepared: Prepared, written: Written) -> None:
         """The store has committed ``prepared``: the head and balances move on."""
         self.head_seq, self.head_hash = written.seq, written.hash
+        self._mark = written.shoe_mark
         self.balances = prepared.balances
         batch = prepared.batch
         if batch.shoe is not None:

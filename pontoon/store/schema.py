@@ -24,6 +24,9 @@ a test checks that a migrated database and this metadata agree.
 ``launches``      each launch token an operator sent (its ``jti``): used once
 ``play_limits``   every limit a player set on their own play (deposits and losses per day
                   and week, a reality check, a time-out, self-exclusion), when it takes effect
+``signatures``    each signed set of heads (a group commit's): body, key id, Ed25519 signature;
+                  ``tables.signed`` names the one that covers the table's head now
+``store_meta``    the store's id, which every signed body names
 ``staff_actions`` what a staff member did at a table (a procedure, a deal): who, which role,
                   the table's last event it wrote
 """
@@ -47,7 +50,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0009"
+HEAD = "0010"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -72,6 +75,25 @@ tables = Table(
     # null shoe_seq: shoe_states.seq (a shoe written before 0009)
     Column("shoe_seq", BigInteger, nullable=True),
     Column("shoe_drawn", Integer, nullable=False, server_default="0"),
+    # the signature that covers the table's head and shoe now (0010; pontoon.store.heads)
+    Column("signed", String(32), nullable=True),
+)
+
+signatures = Table(  # each signed set of heads: a group commit's, or rekey's (0010)
+    "signatures",
+    metadata,
+    Column("id", String(32), primary_key=True),  # the first 32 hex digits of its SHA-256
+    Column("at", String(32), nullable=False),
+    Column("key", String(16), nullable=False),  # the signing key's id (pontoon.store.signing)
+    Column("body", Text, nullable=False),  # canonical JSON: the store, the time, the heads
+    Column("signature", String(100), nullable=False),  # Ed25519, base64
+)
+
+store_meta = Table(  # the store's own facts: its id ("id"), named by every signed body (0010)
+    "store_meta",
+    metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", String(200), nullable=False),
 )
 
 rounds = Table(

@@ -1,20 +1,32 @@
 """The shoe's seal: the stored shoe state (the cards to come) encrypted and authenticated
 with Fernet under keys kept outside the database, so that a copy of the database does not
-tell the next cards.
+tell the next cards and a database writer cannot choose them.
+
+The sealed text names the table and the write (``seq``) it was made for: a state sealed for
+another table, or for another moment of this one, does not open as this table's shoe. A state
+that is not sealed is never dealt (:class:`NotSealedError`); a store written before the seal
+was bound is sealed once by ``pontoon rekey``.
 
 The keys come from ``--shoe-key-file PATH``, else ``$PONTOON_SHOE_KEY`` (comma-separated),
 else ``$XDG_CONFIG_HOME/pontoon/shoe.key`` (``~/.config/pontoon/shoe.key``), made with a new
-random key the first time. The first key seals; every key opens (rotation).
+random key the first time (:mod:`pontoon.store.keyfile`). The first key seals; every key
+opens (rotation).
 
 >>> keys = ShoeKeys([Fernet.generate_key().decode()])
->>> sealed = keys.seal('{"cards":"AS KH 7D"}')
+>>> sealed = keys.seal('{"cards":"AS KH 7D"}', "kauri", 12)
 >>> sealed.startswith(PREFIX), "AS KH" in sealed
 (True, False)
->>> keys.open(sealed)
+>>> keys.open(sealed, "kauri", 12)
 '{"cards":"AS KH 7D"}'
->>> keys.open('{"cards":"2C"}')  # a state stored before the seal: as it is
-'{"cards":"2C"}'
->>> ShoeKeys([Fernet.generate_key().decode()]).open(sealed)
+>>> keys.open(sealed, "rimu", 12)
+Traceback (most recent call last):
+...
+pontoon.store.secret.SealError: it was sealed for table 'kauri' at event 12, not for table ...
+>>> keys.open('{"cards":"2C"}', "kauri", 12)
+Traceback (most recent call last):
+...
+pontoon.store.secret.NotSealedError: it is not sealed (a clear state is never dealt)
+>>> ShoeKeys([Fernet.generate_key().decode()]).open(sealed, "kauri", 12)
 Traceback (most recent call last):
 ...
 pontoon.store.secret.WrongKeyError: no key given opens it
@@ -22,25 +34,39 @@ pontoon.store.secret.WrongKeyError: no key given opens it
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import secrets
 from collections.abc import Callable, Iterable
-from contextlib import suppress
-from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from pontoon.errors import InputError
+from pontoon.store.keyfile import KeySpec, read_keys
 
 PREFIX = "fernet:"
 ENV = "PONTOON_SHOE_KEY"
-_KEY = re.compile(r"[A-Za-z0-9_-]{43}=")  # 32 bytes, url-safe base64
-_HINT = "a Fernet key (44 characters of url-safe base64, as Fernet.generate_key() makes)"
+SPEC = KeySpec(
+    "shoe",
+    ENV,
+    "shoe.key",
+    re.compile(r"[A-Za-z0-9_-]{43}="),  # 32 bytes, url-safe base64
+    "a Fernet key (44 characters of url-safe base64, as Fernet.generate_key() makes)",
+    lambda: Fernet.generate_key().decode(),
+    "# pontoon's shoe key (the first line seals, every line opens): keep it and back it up\n"
+    "# apart from the database; without it an unfinished round cannot be resumed",
+)
 
 
-class WrongKeyError(InputError):
-    """A sealed state that none of the keys opens."""
+class SealError(InputError):
+    """A stored shoe state that is not this table's shoe as the house sealed it."""
+
+
+class WrongKeyError(SealError):
+    """A sealed state that none of the keys opens (or that was changed)."""
+
+
+class NotSealedError(SealError):
+    """A clear (unsealed) state where a sealed one must be."""
 
 
 class ShoeKeys:
@@ -56,20 +82,36 @@ class ShoeKeys:
         objects are Rust objects that do not pickle (cryptography 51)."""
         return ShoeKeys, (self._keys, self.source)
 
-    def seal(self, text: str) -> str:
-        return PREFIX + self._fernet.encrypt(text.encode()).decode()
+    def seal(self, text: str, table: str, seq: int) -> str:
+        """``text`` sealed as the shoe of ``table`` written by its event ``seq``."""
+        bound = json.dumps([table, seq], ensure_ascii=False) + "\n" + text
+        return PREFIX + self._fernet.encrypt(bound.encode()).decode()
 
-    def open(self, sealed: str) -> str:
-        """The plain text of a sealed state; a plain (legacy) state as it is."""
-        if not sealed.startswith(PREFIX):
-            return sealed
-        return self._undo(self._fernet.decrypt, sealed).decode()
+    def open(self, sealed: str, table: str, seq: int) -> str:
+        """The plain text of a state sealed as ``table``'s shoe at ``seq``; anything else
+        (clear, changed, another key's, another table's or another moment's): a
+        :class:`SealError` saying which."""
+        bound, text = self.unseal(sealed)
+        if bound is None:
+            raise SealError("it was sealed before seals named their table: run pontoon rekey")
+        if bound != (table, seq):
+            raise SealError(
+                f"it was sealed for table {bound[0]!r} at event {bound[1]}, "
+                f"not for table {table!r} at event {seq}"
+            )
+        return text
 
-    def rotate(self, sealed: str) -> str:
-        """``sealed`` sealed again under the first key (a plain state: sealed)."""
+    def unseal(self, sealed: str) -> tuple[tuple[str, int] | None, str]:
+        """(the table and seq it was sealed for, or None for a seal made before they were
+        named; its plain text)."""
         if not sealed.startswith(PREFIX):
-            return self.seal(sealed)
-        return PREFIX + self._undo(self._fernet.rotate, sealed).decode()
+            raise NotSealedError("it is not sealed (a clear state is never dealt)")
+        plain = self._undo(self._fernet.decrypt, sealed).decode()
+        if plain.startswith("{"):  # sealed before the seal named its table
+            return None, plain
+        head, _, text = plain.partition("\n")
+        table, seq = json.loads(head)
+        return (str(table), int(seq)), text
 
     def _undo(self, how: Callable[[bytes], bytes], sealed: str) -> bytes:
         try:
@@ -83,77 +125,16 @@ def load_keys(path: str | None = None) -> ShoeKeys:
     """The keys of ``--shoe-key-file path``, else of ``$PONTOON_SHOE_KEY``, else of the
     default file (made the first time). :class:`InputError` for a file open to others, an
     unreadable or empty one, or a malformed key (the message never shows a key)."""
-    if path is not None:
-        return _from_file(Path(path), f"--shoe-key-file {path}")
-    if os.environ.get(ENV):
-        return ShoeKeys(_parse(os.environ[ENV].split(","), f"${ENV}", "key"), f"${ENV}")
-    default = default_path()
-    if not default.exists():
-        _create(default)
-    return _from_file(default, str(default))
+    keys, source = read_keys(SPEC, path)
+    return ShoeKeys(keys, source)
 
 
-def default_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "pontoon" / "shoe.key"
-
-
-def _parse(lines: Iterable[str], source: str, unit: str) -> list[str]:
-    keys = []
-    for n, line in enumerate(lines, 1):
-        key = line.strip()
-        if not key or (unit == "line" and key.startswith("#")):
-            continue
-        if not _KEY.fullmatch(key):
-            raise InputError(f"{source}: {unit} {n} is not {_HINT}")
-        keys.append(key)
-    if not keys:
-        raise InputError(f"{source}: no key in it")
-    return keys
-
-
-def _from_file(path: Path, source: str) -> ShoeKeys:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-        with os.fdopen(fd, encoding="utf-8") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            content = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not text"
-        raise InputError(f"{source}: cannot read {path}: {reason}") from None
-    if mode & 0o077:
-        bits = f"{mode & 0o777:o}"
-        msg = f"{source}: {path} is open to group or others (mode {bits}): chmod 600 it"
-        raise InputError(msg)
-    return ShoeKeys(_parse(content.splitlines(), source, "line"), source)
-
-
-def _create(path: Path) -> None:
-    """A new key file, mode 0600 (its folder 0700 if made here). It is written whole under a
-    temporary name (``O_CREAT | O_EXCL``) and linked into place, which fails if another
-    process was first: then that process's key is the one, and every process uses it."""
-    folder = path.parent
-    if not folder.is_dir():
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.chmod(0o700)
-    tmp = folder / f".{path.name}.{secrets.token_hex(8)}"
-    text = (
-        "# pontoon's shoe key (the first line seals, every line opens): keep it and back it up\n"
-        "# apart from the database; without it an unfinished round cannot be resumed\n"
-        f"{Fernet.generate_key().decode()}\n"
-    )
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        with suppress(FileExistsError):  # another process made it first: its key is the one
-            os.link(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot make the shoe key file {path}: {exc.strerror}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-__all__ = ["ENV", "PREFIX", "ShoeKeys", "WrongKeyError", "default_path", "load_keys"]
+__all__ = [
+    "ENV",
+    "PREFIX",
+    "NotSealedError",
+    "SealError",
+    "ShoeKeys",
+    "WrongKeyError",
+    "load_keys",
+]

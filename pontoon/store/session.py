@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from pontoon.cards import Card
 from pontoon.errors import PontoonError
@@ -124,9 +125,15 @@ class TerminalRecorder:
     """Records one player's session at ``table``."""
 
     def __init__(
-        self, url: str, table: str, rules: RuleSet, player: str, shoe_keys: ShoeKeys | None = None
+        self,
+        url: str,
+        table: str,
+        rules: RuleSet,
+        player: str,
+        shoe_keys: ShoeKeys | None = None,
+        **store: Any,  # record_keys, anchors: as Store takes them
     ) -> None:
-        self.store = Store(url, shoe_keys)
+        self.store = Store(url, shoe_keys, **store)
         self.log = TableLog(self.store, table)
         self.rules = rules
         self.player = player

@@ -40,6 +40,7 @@ _MOVE_HEAD = (
         head_hash=bindparam("b_hash"),
         shoe_seq=func.coalesce(bindparam("b_shoe_seq", type_=BigInteger), tables.c.shoe_seq),
         shoe_drawn=func.coalesce(bindparam("b_drawn", type_=Integer), tables.c.shoe_drawn),
+        signed=bindparam("b_signed"),
     )
 )
 _MOVE_FENCED_HEAD = _MOVE_HEAD.where(tables.c.fence == bindparam("b_fence"))

@@ -14,7 +14,14 @@ What is checked, table by table, in chain order:
 5. every wallet equals its ledger: an account's balance is what its movements add up to;
    each debit and credit of a table (or call to an operator's wallet that stands for one) is
    the deposit (``wallet``) or withdrawal of the event it names, with its player and amount,
-   and every such event has its movement.
+   and every such event has its movement;
+6. each table's head, and where its shoe stands, is covered by a genuine signature of this
+   store under one of the public keys given (:mod:`pontoon.store.heads`): a chain recomputed
+   by anyone without the private key is caught here;
+7. with ``anchors`` (the signed heads kept outside the store, :mod:`pontoon.store.anchors`):
+   every genuine anchored head of this store is in its chain, with the same hash — a store
+   restored to an earlier copy, cut short, or rewritten since is caught, naming the table and
+   the last round it lacks.
 
 The first problem found is *the first broken link*; later ones may follow from it.
 """
@@ -31,7 +38,9 @@ from pontoon.errors import PontoonError
 from pontoon.events import Event, upgraded
 from pontoon.replay import replay
 from pontoon.store import chain
+from pontoon.store.anchors import read
 from pontoon.store.db import Store, event_of
+from pontoon.store.heads import Head, check, genuine, heads_of
 from pontoon.store.roles import IN
 from pontoon.store.schema import (
     accounts,
@@ -44,6 +53,8 @@ from pontoon.store.schema import (
     tables,
     wallet_entries,
 )
+from pontoon.store.signing import PublicKeys, load_public_keys
+from pontoon.store.trust import signed_row, stored_head
 
 
 @dataclass(slots=True)
@@ -82,10 +93,16 @@ class _Stored:
     round_id: int | None
     at: str
     event: Event
+    hash: str = ""
 
 
-def verify(store: Store) -> Report:
+def verify(store: Store, public: PublicKeys | None = None, anchors: str | None = None) -> Report:
+    """The store checked (see above) with the record's public keys (None: those of
+    ``$PONTOON_RECORD_KEY`` or the default key file) and, if given, the anchors file."""
+    if public is None:
+        public = load_public_keys()
     report = Report()
+    chains: dict[str, dict[int, str]] = {}  # each table's hashes, by seq
     with store.read() as conn:
         heads = {r.id: (int(r.head_seq), str(r.head_hash)) for r in conn.execute(select(tables))}
         chain_tables = sorted(
@@ -106,6 +123,9 @@ def verify(store: Store) -> Report:
         for table in chain_tables:
             _check_fences(conn, table, taken, report)
             stored = _check_chain(conn, table, heads.get(table), report)
+            chains[table] = {s.seq: s.hash for s in stored}
+            if table in heads:
+                _check_signed(conn, store, public, table, report)
             _check_ledger(conn, table, stored, report)
             for s in stored:
                 e = s.event
@@ -125,7 +145,70 @@ def verify(store: Store) -> Report:
                     "chain belongs to it"
                 )
         _check_wallets(conn, moved, report)
+    if anchors is not None:
+        _check_anchors(store.store_id, public, anchors, chains, report)
     return report
+
+
+def _check_signed(conn: Any, store: Store, public: PublicKeys, table: str, report: Report) -> None:
+    head, _, sid = stored_head(conn, table)
+    wrong = check(public, store.store_id, head, signed_row(conn, sid))
+    if wrong:
+        report.problems.append(f"table {table!r}: {wrong}")
+
+
+def _check_anchors(
+    store_id: str,
+    public: PublicKeys,
+    path: str,
+    chains: dict[str, dict[int, str]],
+    report: Report,
+) -> None:
+    """Every genuine anchored head of this store in its chain; per table, the first that is
+    not (the store lacks it, or holds another event there) is named with the last round the
+    anchors show past what the store holds."""
+    lacking: dict[str, tuple[Head, str]] = {}  # table -> (first anchored head it lacks, at)
+    rounds: dict[str, int] = {}  # table -> the last round anchored past what the store holds
+    mine = 0
+    for n, signed in enumerate(read(path), 1):
+        try:
+            store, anchored = heads_of(signed)
+        except (ValueError, KeyError, TypeError):
+            report.problems.append(f"anchors line {n}: not a signed body")
+            continue
+        if store != store_id:
+            continue  # another store's
+        wrong = genuine(public, signed)
+        if wrong:
+            report.problems.append(f"anchors line {n}: {wrong}")
+            continue
+        mine += 1
+        for table, head in anchored.items():
+            have = chains.get(table, {})
+            if head.seq == 0 or have.get(head.seq) == head.hash:
+                continue
+            lacking.setdefault(table, (head, signed.at))
+            if head.round is not None:
+                rounds[table] = max(rounds.get(table, 0), head.round)
+    if mine == 0:
+        report.problems.append(f"anchors {path}: no signed head of this store ({store_id}) in it")
+    for table, (head, at) in sorted(lacking.items()):
+        have = chains.get(table, {})
+        ends = max(have, default=0)
+        last = rounds.get(table)
+        lacks = f"; it lacks round {last} and those before it back to there" if last else ""
+        if head.seq > ends:
+            report.problems.append(
+                f"table {table!r}: the anchors hold its head at event {head.seq} (signed "
+                f"{at}), the store ends at event {ends}: it was restored to an earlier copy "
+                f"or cut short{lacks}"
+            )
+        else:
+            report.problems.append(
+                f"table {table!r} event {head.seq}: its hash is not the one anchored (signed "
+                f"{at}): the store was restored to an earlier copy and written since, or "
+                f"rewritten{lacks}"
+            )
 
 
 def _check_wallets(
@@ -205,7 +288,7 @@ def _check_chain(
             )
             broken = True
             continue
-        out.append(_Stored(seq, rid, str(row.at), e))
+        out.append(_Stored(seq, rid, str(row.at), e, h))
         prev, expected = h, expected + 1
     if head is not None:
         report.heads[table] = head

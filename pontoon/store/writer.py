@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from pontoon.store.db import Batch, Store, StoreError, Written
 from pontoon.store.secret import ShoeKeys
+from pontoon.store.signing import RecordKeys
 
 CHECKPOINT_SECONDS = 0.5
 _SIZE = struct.Struct("!I")
@@ -91,12 +92,19 @@ class Checkpoints:
 class WriterProcess:
     """:meth:`Store.append_many <pontoon.store.db.Store.append_many>` for the store at ``url``
     in a child process (``stalled_after``: as :class:`~pontoon.store.db.Store` takes it). One
-    caller at a time (the group writer's thread)."""
+    caller at a time (the group writer's thread). The keys and the anchors' place go to the
+    child over its pipe (never on its command line)."""
 
     def __init__(
-        self, url: str, shoe_keys: ShoeKeys | None, stalled_after: float | None = None
+        self,
+        url: str,
+        shoe_keys: ShoeKeys | None,
+        stalled_after: float | None = None,
+        record_keys: RecordKeys | None = None,
+        anchors: str | None = None,
     ) -> None:
         self.url, self.shoe_keys, self.stalled_after = url, shoe_keys, stalled_after
+        self.record_keys, self.anchors = record_keys, anchors
         self.cpu_seconds = 0.0  # the child's CPU in its commits
         self.checkpoints = 0  # its log's copies
         self._proc: subprocess.Popen[bytes] | None = None
@@ -117,7 +125,8 @@ class WriterProcess:
         self._proc, self._ready = proc, False
         with suppress(OSError):  # (a child already gone is found at the first write)
             # (the store's URL on the pipe, not on its command line)
-            _send(proc.stdin, (self.url, self.shoe_keys, self.stalled_after))
+            config = (self.url, self.shoe_keys, self.stalled_after, self.record_keys, self.anchors)
+            _send(proc.stdin, config)
 
     def _await_ready(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
@@ -212,9 +221,16 @@ def _serve(parent: int) -> None:
     out = os.fdopen(os.dup(1), "wb")  # the answers; anything printed goes to stderr
     os.dup2(2, 1)
     inp = sys.stdin.buffer
-    url, keys, stalled_after = _receive(inp)
+    url, keys, stalled_after, record_keys, anchors = _receive(inp)
     try:
-        store = Store(url, keys, own_checkpoints=True, stalled_after=stalled_after)
+        store = Store(
+            url,
+            keys,
+            record_keys=record_keys,
+            anchors=anchors,
+            own_checkpoints=True,
+            stalled_after=stalled_after,
+        )
     except Exception as exc:  # (a store that cannot open: the server says why)
         _send(out, StoreError(f"the store's writer cannot open it: {exc}"))
         return

@@ -1,0 +1,153 @@
+"""Opening a table only as the house left it, and sealing and signing a store again.
+
+:func:`open_table` is every writer's way into a table (through
+:meth:`~pontoon.store.db.Store.table_state`): the table's head must be covered by a genuine
+signature of this store (:mod:`pontoon.store.heads`) that says where its shoe stands, and the
+stored shoe must open under the shoe keys as sealed for this table at that write
+(:mod:`pontoon.store.secret`). Anything else is refused with the table's name and the reason,
+and nothing is dealt. :func:`rekey` seals and signs everything again under the first keys,
+checking each table first, so that a rotation never launders a change.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, delete, select, update
+
+from pontoon.store.heads import Head, Signed, check
+from pontoon.store.schema import shoe_states, signatures, tables
+from pontoon.store.secret import PREFIX, SealError, WrongKeyError
+
+if TYPE_CHECKING:
+    from pontoon.store.db import Store
+
+_MORE = "pontoon verify says more; the table is not opened"
+
+
+def signed_row(conn: Connection, sid: str | None) -> Signed | None:
+    if sid is None:
+        return None
+    row = conn.execute(select(signatures).where(signatures.c.id == sid)).first()
+    return None if row is None else Signed(*(str(v) for v in row))
+
+
+def stored_head(conn: Connection, table: str) -> tuple[Head, str | None, str | None]:
+    """The table's head as stored (with where its shoe stands), its sealed shoe, its
+    signature's id."""
+    c = tables.c
+    row = conn.execute(
+        select(c.head_seq, c.head_hash, c.shoe_seq, c.shoe_drawn, c.signed).where(c.id == table)
+    ).one()
+    shoe = conn.execute(
+        select(shoe_states.c.seq, shoe_states.c.state).where(shoe_states.c.table_id == table)
+    ).first()
+    mark = None
+    if shoe is not None:
+        whole = int(shoe[0])
+        moved = whole if row.shoe_seq is None else int(row.shoe_seq)  # (null: before 0009)
+        mark = (whole, moved, 0 if row.shoe_seq is None else int(row.shoe_drawn))
+    head = Head(table, int(row.head_seq), str(row.head_hash), mark)
+    return head, None if shoe is None else str(shoe[1]), row.signed
+
+
+def open_table(
+    store: Store, conn: Connection, table: str
+) -> tuple[tuple[int, int, int] | None, str | None]:
+    """(where the table's shoe stands, its plain text) once the head and the shoe check; a
+    :class:`~pontoon.store.db.RecordError` otherwise."""
+    from pontoon.store.db import RecordError
+
+    head, sealed, sid = stored_head(conn, table)
+    wrong = check(store.record_keys.public(), store.store_id, head, signed_row(conn, sid))
+    if wrong:
+        raise RecordError(f"table {table!r}: {wrong} ({_MORE})")
+    if sealed is None or head.shoe is None:
+        return None, None
+    try:
+        return head.shoe, store.shoe_keys.open(sealed, table, head.shoe[0])
+    except WrongKeyError as exc:
+        raise RecordError(
+            f"the shoe of table {table!r} is sealed under another key ({exc}): give its key "
+            f"with --shoe-key-file or $PONTOON_SHOE_KEY (it stays stored until then)"
+        ) from None
+    except SealError as exc:
+        raise RecordError(f"the shoe of table {table!r}: {exc}: it is never dealt") from None
+
+
+def _ever_signed(conn: Connection, table: str) -> bool:
+    """Whether any signature names ``table`` (its body's key ``"TABLE":{"hash"``)."""
+    key = json.dumps(table, ensure_ascii=False) + ':{"hash"'
+    pattern = "%" + key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    found = conn.execute(
+        select(signatures.c.id).where(signatures.c.body.like(pattern, escape="\\")).limit(1)
+    ).first()
+    return found is not None
+
+
+def rekey(
+    store: Store, conn: Connection, at: str, discard: frozenset[str] = frozenset()
+) -> tuple[int, int, list[Signed]]:
+    """Every shoe sealed and every head signed again (in ``conn``'s transaction): (shoes,
+    heads, the signature to anchor once committed); the shoes of the tables named in
+    ``discard`` deleted instead (a lost shoe key's last resort). See :meth:`Store.rekey`."""
+    from pontoon.store.db import RecordError
+
+    keys, public = store.shoe_keys, store.record_keys.public()
+    names = sorted(str(t) for t in conn.execute(select(tables.c.id)).scalars())
+    unknown = sorted(discard - set(names))
+    if unknown:
+        raise RecordError(f"rekey: no table {unknown[0]!r} to discard the shoe of")
+    heads: list[Head] = []
+    shoes = 0
+    for table in names:
+        head, sealed, sid = stored_head(conn, table)
+        if sid is None:  # recorded before heads were signed: taken as it stands, once
+            if _ever_signed(conn, table):
+                raise RecordError(
+                    f"rekey: table {table!r}: its head names no signature, but heads of it were "
+                    f"signed before (the record was changed; {_MORE}); nothing was changed"
+                )
+        else:
+            wrong = check(public, store.store_id, head, signed_row(conn, sid))
+            if wrong:
+                raise RecordError(f"rekey: table {table!r}: {wrong}; nothing was changed")
+        if table in discard:
+            conn.execute(delete(shoe_states).where(shoe_states.c.table_id == table))
+            head = head._replace(shoe=None)
+            conn.execute(
+                update(tables).where(tables.c.id == table).values(shoe_seq=None, shoe_drawn=0)
+            )
+        elif sealed is not None and head.shoe is not None:
+            whole = head.shoe[0]
+            try:
+                if sid is None and not sealed.startswith(PREFIX):
+                    text = sealed  # a clear shoe of a store from before the seal
+                else:
+                    bound, text = keys.unseal(sealed)
+                    if bound != (table, whole) and not (sid is None and bound is None):
+                        raise SealError(f"it is sealed for {bound}, not ({table!r}, {whole})")
+            except SealError as exc:
+                raise RecordError(
+                    f"rekey: the shoe of table {table!r}: {exc}; nothing was changed"
+                ) from None
+            conn.execute(
+                update(shoe_states)
+                .where(shoe_states.c.table_id == table)
+                .values(state=keys.seal(text, table, whole))
+            )
+            shoes += 1
+        heads.append(head)
+    if not heads:
+        return 0, 0, []
+    signed = store.sign_and_insert(conn, heads, at)
+    for head in heads:
+        values: dict[str, object] = {"signed": signed.id}
+        if head.shoe is not None:
+            values |= {"shoe_seq": head.shoe[1], "shoe_drawn": head.shoe[2]}
+        conn.execute(update(tables).where(tables.c.id == head.table).values(values))
+    return shoes, len(heads), [signed]
+
+
+__all__ = ["open_table", "rekey", "signed_row", "stored_head"]
