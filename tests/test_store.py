@@ -93,10 +93,13 @@ def simple_move(rnd: Round) -> Move:
     return rnd.legal_moves()[0]
 
 
-def record_rounds(url: str, n: int, seed: int = 11, table: str = "t1") -> None:
-    """``n`` rounds of two players on two boxes, committed action by action."""
+def record_rounds(
+    url: str, n: int, seed: int = 11, table: str = "t1", anchors: str | None = None
+) -> None:
+    """``n`` rounds of two players on two boxes, committed action by action (the signed
+    heads also to ``anchors``, else the default anchors file)."""
     rules = load_rules("nz-pontoon")
-    with Store(url) as store:
+    with Store(url, anchors=anchors) as store:
         log = TableLog(store, table)
         for p in ("ana", "ben"):
             log.deposit(p, 50_000)

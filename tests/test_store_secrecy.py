@@ -155,7 +155,7 @@ def test_a_clear_state_is_never_dealt_but_an_old_stores_is_sealed_once_by_rekey(
     keys = ShoeKeys([_key()])
     shoe = _deal(url, keys)
     _set_raw(url, snapshot(shoe))  # a clear state written into a signed store
-    with pytest.raises(InputError, match="'t1'.*not sealed"):
+    with pytest.raises(InputError, match="'t1'.*not the one the house sealed"):
         _stored(url, keys)
     code, out = cli(["rekey", "--db", url], capsys)  # rekey does not launder it either
     assert code == 2 and "'t1'" in out and "nothing was changed" in out, out

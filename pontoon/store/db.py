@@ -29,7 +29,8 @@ from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.engine import check_exists, engine_url, make_engine, owner_only, safe
-from pontoon.store.heads import Head, Signed
+from pontoon.store.heads import Head, Signed, digest
+from pontoon.store.heads import Shoe as ShoeMark
 from pontoon.store.schema import (
     HEAD,
     accounts,
@@ -147,7 +148,7 @@ class Batch:
     fence: int | None = None
     # the table's shoe as stored before this batch (pontoon.store.heads.Shoe): the signed
     # head states where it stands after the batch
-    shoe_mark: tuple[int, int, int] | None = None
+    shoe_mark: ShoeMark | None = None
 
 
 class StoredSession(NamedTuple):
@@ -165,7 +166,7 @@ class Written:
     hash: str
     at: str
     wallets: dict[str, int] = field(default_factory=dict)  # balances the batch moved
-    shoe_mark: tuple[int, int, int] | None = None  # where the table's shoe stands now
+    shoe_mark: ShoeMark | None = None  # where the table's shoe stands now
 
 
 @dataclass(slots=True)
@@ -176,7 +177,7 @@ class TableState:
     last_number: int
     open_rounds: list[int]
     shoe: tuple[int, str] | None
-    shoe_mark: tuple[int, int, int] | None = None
+    shoe_mark: ShoeMark | None = None
 
 
 class RecordError(InputError):
@@ -514,8 +515,8 @@ class Store:
             if batch.close is not None:
                 closed.append({"b_table": batch.table, "b_player": batch.close})
             if batch.session is not None:
-                digest, player = batch.session
-                row = {"token_hash": digest, "table_id": batch.table, "player": player}
+                token_hash, player = batch.session
+                row = {"token_hash": token_hash, "table_id": batch.table, "player": player}
                 new_sessions.append(row | {"created_at": at})
             rnd = batch.round
             first = batch.prev_seq + 1
@@ -562,12 +563,12 @@ class Store:
             if batch.shoe is not None:
                 shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
                 head |= {"b_shoe_seq": last, "b_drawn": 0}
-                mark = (last, last, 0)
+                mark = (last, last, 0, digest(sealed[id(batch)]))
             elif batch.drawn is not None:
                 if mark is None:
                     raise StoreError(f"table {batch.table!r}: cards drawn from no stored shoe")
                 head |= {"b_shoe_seq": last, "b_drawn": batch.drawn}
-                mark = (mark[0], last, batch.drawn)
+                mark = (mark[0], last, batch.drawn, mark[3])
             else:
                 head |= {"b_shoe_seq": None, "b_drawn": None}
             signing.append(Head(batch.table, last, h, mark, rnd.number if rnd else None))

@@ -10,17 +10,18 @@ names the signature that covers each table's head now. The same lines go to the 
 
 A database writer without the key cannot make a table's head, its chain or its shoe other than
 the house left them: the head's hash covers every event before it (:mod:`pontoon.store.chain`),
-the signature covers the head and the shoe's place, and the sealed shoe names its table and
-write (:mod:`pontoon.store.secret`).
+the signature covers the head, the shoe's place and the digest of the sealed shoe as stored,
+and the sealed shoe names its table and write (:mod:`pontoon.store.secret`): an auditor
+without the shoe key still sees a stored shoe that is not the one the house sealed.
 
 >>> from pontoon.store.signing import RecordKeys, generate
 >>> keys = RecordKeys([generate()])
->>> head = Head("kauri", 3, "ab" * 32, (2, 3, 1), 1)
+>>> head = Head("kauri", 3, "ab" * 32, (2, 3, 1, "c0ffee"), 1)
 >>> signed = sign(keys, "s1", "2026-01-01T00:00:00.000000Z", [head])
 >>> check(keys.public(), "s1", head, signed) is None
 True
->>> check(keys.public(), "s1", head._replace(shoe=(2, 3, 0)), signed)[-50:]
-'stored: whole at event 2, moved at event 3, 0 drawn)'
+>>> check(keys.public(), "s1", head._replace(shoe=(2, 3, 0, "c0ffee")), signed)[-57:]
+'stored: whole at event 2, moved at event 3, 0 drawn, c0ffee)'
 """
 
 from __future__ import annotations
@@ -31,7 +32,15 @@ from typing import Any, NamedTuple
 
 from pontoon.store.signing import PublicKeys, RecordKeys
 
-Shoe = tuple[int, int, int]  # (seq of the whole write, seq of the last write, cards drawn since)
+# where a table's shoe stands: (the seq of the write that stored it whole, the seq of the last
+# write that moved it, the cards drawn between, the first 32 hex digits of the SHA-256 of the
+# sealed state as stored)
+Shoe = tuple[int, int, int, str]
+
+
+def digest(sealed: str) -> str:
+    """What a signed head keeps of a sealed shoe: enough to know it again, nothing of it."""
+    return hashlib.sha256(sealed.encode()).hexdigest()[:32]
 
 
 class Head(NamedTuple):
@@ -83,8 +92,8 @@ def heads_of(signed: Signed) -> tuple[str, dict[str, Head]]:
     for table, h in data["heads"].items():
         shoe: Shoe | None = None
         if h["shoe"] is not None:
-            whole, moved, drawn = (int(n) for n in h["shoe"])
-            shoe = (whole, moved, drawn)
+            whole, moved, drawn, sealed = h["shoe"]
+            shoe = (int(whole), int(moved), int(drawn), str(sealed))
         out[table] = Head(table, int(h["seq"]), str(h["hash"]), shoe, h.get("round"))
     return str(data["store"]), out
 
@@ -121,6 +130,8 @@ def check(keys: PublicKeys, store_id: str, head: Head, signed: Signed | None) ->
             f"its head is event {head.seq}, but the signed head is event {mine.seq} "
             f"(hash {mine.hash[:12]}…)"
         )
+    if mine.shoe != head.shoe and mine.shoe and head.shoe and mine.shoe[:3] == head.shoe[:3]:
+        return "its stored shoe is not the one the house sealed at that write (changed or swapped)"
     if mine.shoe != head.shoe:
         return (
             f"its shoe is not where the signed head says (signed: {_shoe(mine.shoe)}; "
@@ -132,7 +143,7 @@ def check(keys: PublicKeys, store_id: str, head: Head, signed: Signed | None) ->
 def _shoe(shoe: Shoe | None) -> str:
     if shoe is None:
         return "no shoe"
-    return f"whole at event {shoe[0]}, moved at event {shoe[1]}, {shoe[2]} drawn"
+    return f"whole at event {shoe[0]}, moved at event {shoe[1]}, {shoe[2]} drawn, {shoe[3]}"
 
 
-__all__ = ["Head", "Signed", "body", "check", "genuine", "heads_of", "sign"]
+__all__ = ["Head", "Shoe", "Signed", "body", "check", "digest", "genuine", "heads_of", "sign"]

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, delete, select, update
 
-from pontoon.store.heads import Head, Signed, check
+from pontoon.store.heads import Head, Signed, check, digest
+from pontoon.store.heads import Shoe as ShoeMark
 from pontoon.store.schema import shoe_states, signatures, tables
 from pontoon.store.secret import PREFIX, SealError, WrongKeyError
 
@@ -47,14 +48,13 @@ def stored_head(conn: Connection, table: str) -> tuple[Head, str | None, str | N
     if shoe is not None:
         whole = int(shoe[0])
         moved = whole if row.shoe_seq is None else int(row.shoe_seq)  # (null: before 0009)
-        mark = (whole, moved, 0 if row.shoe_seq is None else int(row.shoe_drawn))
+        drawn = 0 if row.shoe_seq is None else int(row.shoe_drawn)
+        mark = (whole, moved, drawn, digest(str(shoe[1])))
     head = Head(table, int(row.head_seq), str(row.head_hash), mark)
     return head, None if shoe is None else str(shoe[1]), row.signed
 
 
-def open_table(
-    store: Store, conn: Connection, table: str
-) -> tuple[tuple[int, int, int] | None, str | None]:
+def open_table(store: Store, conn: Connection, table: str) -> tuple[ShoeMark | None, str | None]:
     """(where the table's shoe stands, its plain text) once the head and the shoe check; a
     :class:`~pontoon.store.db.RecordError` otherwise."""
     from pontoon.store.db import RecordError
@@ -132,11 +132,11 @@ def rekey(
                 raise RecordError(
                     f"rekey: the shoe of table {table!r}: {exc}; nothing was changed"
                 ) from None
+            state = keys.seal(text, table, whole)
             conn.execute(
-                update(shoe_states)
-                .where(shoe_states.c.table_id == table)
-                .values(state=keys.seal(text, table, whole))
+                update(shoe_states).where(shoe_states.c.table_id == table).values(state=state)
             )
+            head = head._replace(shoe=(*head.shoe[:3], digest(state)))
             shoes += 1
         heads.append(head)
     if not heads:

@@ -29,6 +29,7 @@ The first problem found is *the first broken link*; later ones may follow from i
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,7 @@ from pontoon.replay import replay
 from pontoon.store import chain
 from pontoon.store.anchors import read
 from pontoon.store.db import Store, event_of
-from pontoon.store.heads import Head, check, genuine, heads_of
+from pontoon.store.heads import Head, Signed, check, genuine, heads_of
 from pontoon.store.roles import IN
 from pontoon.store.schema import (
     accounts,
@@ -50,6 +51,7 @@ from pontoon.store.schema import (
     operator_calls,
     round_players,
     rounds,
+    signatures,
     tables,
     wallet_entries,
 )
@@ -145,8 +147,14 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
                     "chain belongs to it"
                 )
         _check_wallets(conn, moved, report)
+    with store.read() as conn:  # the store's own signatures: none past its chains
+        rows = conn.execute(select(signatures).order_by(signatures.c.at))
+        own = ((f"signature {r.id}", Signed(*(str(v) for v in r))) for r in rows)
+        _check_past(store.store_id, public, own, "the store's signatures", chains, report)
     if anchors is not None:
-        _check_anchors(store.store_id, public, anchors, chains, report)
+        lines = ((f"anchors line {n}", a) for n, a in enumerate(read(anchors), 1))
+        if not _check_past(store.store_id, public, lines, "the anchors", chains, report):
+            report.problems.append(f"anchors {anchors}: no signed head of this store in it")
     return report
 
 
@@ -157,58 +165,61 @@ def _check_signed(conn: Any, store: Store, public: PublicKeys, table: str, repor
         report.problems.append(f"table {table!r}: {wrong}")
 
 
-def _check_anchors(
+def _check_past(
     store_id: str,
     public: PublicKeys,
-    path: str,
+    signed: Iterable[tuple[str, Signed]],
+    where: str,
     chains: dict[str, dict[int, str]],
     report: Report,
-) -> None:
-    """Every genuine anchored head of this store in its chain; per table, the first that is
-    not (the store lacks it, or holds another event there) is named with the last round the
-    anchors show past what the store holds."""
-    lacking: dict[str, tuple[Head, str]] = {}  # table -> (first anchored head it lacks, at)
-    rounds: dict[str, int] = {}  # table -> the last round anchored past what the store holds
+) -> int:
+    """Every genuine signed head of this store among ``signed`` (labelled for messages) is
+    in its table's chain, with its hash; per table, the first that is not (the store lacks
+    it, or holds another event there) is named with the last round signed past what the store
+    holds. A signature is checked only where its heads disagree with the store (one that
+    agrees can do no harm). How many signed bodies of this store there were."""
+    lacking: dict[str, tuple[Head, str]] = {}  # table -> (first signed head it lacks, at)
+    rounds: dict[str, int] = {}  # table -> the last round signed past what the store holds
     mine = 0
-    for n, signed in enumerate(read(path), 1):
+    for label, one in signed:
         try:
-            store, anchored = heads_of(signed)
+            store, heads = heads_of(one)
         except (ValueError, KeyError, TypeError):
-            report.problems.append(f"anchors line {n}: not a signed body")
+            report.problems.append(f"{label}: not a signed body")
             continue
         if store != store_id:
             continue  # another store's
-        wrong = genuine(public, signed)
-        if wrong:
-            report.problems.append(f"anchors line {n}: {wrong}")
-            continue
         mine += 1
-        for table, head in anchored.items():
-            have = chains.get(table, {})
-            if head.seq == 0 or have.get(head.seq) == head.hash:
-                continue
-            lacking.setdefault(table, (head, signed.at))
+        missing = [
+            h for h in heads.values() if h.seq and chains.get(h.table, {}).get(h.seq) != h.hash
+        ]
+        if not missing:
+            continue
+        wrong = genuine(public, one)
+        if wrong:
+            report.problems.append(f"{label}: {wrong}")
+            continue
+        for head in missing:
+            lacking.setdefault(head.table, (head, one.at))
             if head.round is not None:
-                rounds[table] = max(rounds.get(table, 0), head.round)
-    if mine == 0:
-        report.problems.append(f"anchors {path}: no signed head of this store ({store_id}) in it")
+                rounds[head.table] = max(rounds.get(head.table, 0), head.round)
     for table, (head, at) in sorted(lacking.items()):
-        have = chains.get(table, {})
-        ends = max(have, default=0)
+        ends = max(chains.get(table, {}), default=0)
         last = rounds.get(table)
-        lacks = f"; it lacks round {last} and those before it back to there" if last else ""
+        lacks = f"; the last round it lacks is round {last}" if last else ""
         if head.seq > ends:
             report.problems.append(
-                f"table {table!r}: the anchors hold its head at event {head.seq} (signed "
-                f"{at}), the store ends at event {ends}: it was restored to an earlier copy "
-                f"or cut short{lacks}"
+                f"table {table!r}: {where} hold its head at event {head.seq} (signed {at}), "
+                f"the store ends at event {ends}: it was restored to an earlier copy or cut "
+                f"short{lacks}"
             )
         else:
             report.problems.append(
-                f"table {table!r} event {head.seq}: its hash is not the one anchored (signed "
-                f"{at}): the store was restored to an earlier copy and written since, or "
-                f"rewritten{lacks}"
+                f"table {table!r} event {head.seq}: its hash is not the one {where} hold "
+                f"(signed {at}): the store was restored to an earlier copy and written since, "
+                f"or rewritten{lacks}"
             )
+    return mine
 
 
 def _check_wallets(
