@@ -5,7 +5,13 @@ the fields each uses:
 
 =============  ==========================================================================
 ``rules``      ``detail``: the rule set as JSON (first event of every round)
-``shuffle``    ``rule``: 7 (first shuffle), 8.7, 8.8 or 16.7
+``shuffle``    ``rule``: 7 (first shuffle, or after the table closed), 8.7, 8.8, 16.7 (or
+               16.9, 16.10, 15.10 ...); ``detail``: the commitment to the new shoe, the
+               SHA-256 (hex) of its text (docs/fairness.md), made before its first card
+               leaves it (None for a scripted shoe, and in logs written before commitments)
+``disclose``   the shoe that ends revealed: ``detail`` is its text (salt, cut, every card
+               in order), ``rule`` the rule of the shuffle that ends it; just before that
+               shuffle, or outside any round when the table closes (``by`` who closed it)
 ``burn``       ``card`` burnt face down (8.1)
 ``wager``      ``box``, ``player``, ``amount``: a wager placed before "No more bets" (8.2)
 ``deal``       ``card`` to ``box``/``hand`` (or the dealer when ``box`` is None)

@@ -1,9 +1,12 @@
 """Rebuild a round from its event log (8.6, 16.5).
 
 The log holds the rule set, the wagers, every card in the order it left the shoe (with the
-shoe's shuffles and burnt cards) and every decision. Replaying feeds those to a new
-:class:`~pontoon.round.Round` (:meth:`~pontoon.round.Round.from_events`); because the round is
-deterministic given its cards, the rebuilt round has the same state and the same log.
+shoe's shuffles, commitments, revealed shoes and burnt cards) and every decision. Replaying
+feeds those to a new :class:`~pontoon.round.Round` (:meth:`~pontoon.round.Round.from_events`);
+because the round is deterministic given its cards, the rebuilt round has the same state and
+the same log.
+Which events are cards leaving the shoe is :func:`~pontoon.round.cards_left`'s to say, for the
+replay and for the check of a revealed shoe (:mod:`pontoon.store.commitments`) alike.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pontoon.events import Event
-from pontoon.round import Round, move_of
+from pontoon.round import Round, cards_left, move_of
 from pontoon.shoe import CardSource
 
 
@@ -21,4 +24,4 @@ def replay(events: Sequence[Event], source: CardSource | None = None) -> Round:
     return Round.from_events(events, source)
 
 
-__all__ = ["move_of", "replay"]
+__all__ = ["cards_left", "move_of", "replay"]

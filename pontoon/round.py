@@ -33,7 +33,7 @@ Turn(kind=<TurnKind.DECIDE: 'decide'>, players=('ana',), box=1, hand=0, follow=N
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from enum import Enum
 from typing import Final
@@ -374,8 +374,17 @@ class Round(DealerSteps):
         source.listener = self._shoe_event
 
     # ================================================================== events and money
-    def _shoe_event(self, kind: str, rule: str, card: Card | None) -> None:
-        self.emit(EventKind(kind), rule=rule, card=card.code if card else None)
+    def _shoe_event(self, kind: str, rule: str, card: Card | None, detail: str | None) -> None:
+        self.emit(EventKind(kind), rule=rule, card=card.code if card else None, detail=detail)
+
+    def ready_shoe(self) -> None:
+        """Shuffle the shoe now, before any wager, when the round will shuffle it (7, 8.7,
+        8.8): the new shoe's commitment is then recorded, and shown, before the bets and
+        before any card is dealt from it (the table server does this as a round opens).
+        The deal then finds the shoe ready."""
+        if self.phase is not BETTING:
+            raise IllegalAction("deal", None, "8.2", "the cards are already dealt")
+        self.source.start_round()
 
     # ================================================================== wagers
     def check_wager(self, box_number: int, player: str, amount: int) -> None:
@@ -1005,18 +1014,21 @@ class Round(DealerSteps):
             raise InputError("a round's log starts with its rule set")
         rules = rules_from_dict(json.loads(events[0].detail))
         items: list[Card | ShoeNote] = []
-        for e in events:
-            drawn = (e.kind == DEAL or e.kind == HOLE) and e.rule not in _EXPOSED
-            drawn = drawn or (e.kind == IRREGULARITY and e.detail in DRAWING)
-            if drawn and e.card is not None:
-                items.append(Card.parse(e.card))
-            elif e.kind == SHUFFLE or e.kind == BURN:
-                items.append((e.kind, e.rule or "", Card.parse(e.card) if e.card else None))
+        left = dict(cards_left(events))
+        for i, e in enumerate(events):
+            if e.kind in _SHOE_NOTES:  # told to the round as they were recorded
+                burnt = Card.parse(e.card) if e.card else None
+                items.append((e.kind, e.rule or "", burnt, e.detail))
+            elif i in left:
+                items.append(left[i])
         rnd = cls(rules, source if source is not None else ScriptedCards(items))
         omitted = any(e.kind == IRREGULARITY and e.detail == OMITTED_IN_DEAL for e in events)
-        dealt = False
+        dealt = ready = False
         for e in events[1:]:
-            if e.kind == WAGER:
+            if e.kind in _SHOE_NOTES and not dealt and not ready:
+                rnd.ready_shoe()  # the shuffle before the deal, where the log has it
+                ready = True
+            elif e.kind == WAGER:
                 assert e.box is not None and e.player is not None and e.amount is not None
                 if e.detail == SEVENS:
                     rnd.place_side_wager(e.box, e.player, e.amount)
@@ -1033,6 +1045,29 @@ class Round(DealerSteps):
             elif (move := move_of(e)) is not None:
                 rnd.apply(move)
         return rnd
+
+
+def cards_left(events: Iterable[Event]) -> list[tuple[int, Card]]:
+    """The cards a log shows leaving the shoe, in the order they left it, each with its
+    event's index: burnt (8.1), dealt, the hole card, a card taken out by a procedure (16.1
+    face up in the shoe, 16.2, 16.4 exposed, 15.5). A card dealt after it was exposed was
+    drawn when it was exposed (its deal is not counted again); a hole card turned up, a
+    replaced card (16.8) and a discard move no card out of the shoe.
+
+    >>> log = [Event("burn", card="7H", rule="8.1"), Event("deal", box=1, card="KD"),
+    ...        Event("reveal", card="AS"), Event("hole", card="2C")]
+    >>> [(i, c.code) for i, c in cards_left(log)]
+    [(0, '7H'), (1, 'KD'), (3, '2C')]
+    """
+    out: list[tuple[int, Card]] = []
+    for i, e in enumerate(events):
+        if e.card is None:
+            continue
+        kind = e.kind
+        drawn = kind == BURN or (kind in (DEAL, HOLE) and e.rule not in _EXPOSED)
+        if drawn or (kind == IRREGULARITY and e.detail in DRAWING):
+            out.append((i, Card.parse(e.card)))
+    return out
 
 
 def move_of(event: Event) -> Move | None:
@@ -1053,6 +1088,7 @@ def move_of(event: Event) -> Move | None:
 
 _AUTOMATIC: Final = tuple(DealerStep)  # action events that the round writes by itself
 _EXPOSED: Final = ("16.4", "15.7")  # deals of an exposed card: drawn when it was exposed
+_SHOE_NOTES: Final = (SHUFFLE, BURN, EventKind.DISCLOSE)  # the shoe's own events
 
 _MakeFn = Callable[[Round, Move, Box, str], None]
 _MAKERS: Final[dict[Route, _MakeFn]] = {
@@ -1081,5 +1117,6 @@ __all__ = [
     "Move",
     "Round",
     "Wager",
+    "cards_left",
     "move_of",
 ]

@@ -1,4 +1,6 @@
-"""The shoe: shuffle (generator injected), cut, cutting card, burn card, discard rack.
+"""The shoe: shuffle (generator injected), cut, cutting card, burn card, discard rack; and
+the commitment to each shoe, made before its first card leaves it and revealed when it ends
+(docs/fairness.md).
 
 Cards are conserved: ``shoe.remaining + cards on the layout + shoe.discards`` is always the
 full pack. The next card is the end of ``_cards`` so that drawing is O(1).
@@ -13,9 +15,12 @@ full pack. The next card is the end of ``_cards`` so that drawing is O(1).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import random
 import secrets
-from collections.abc import Callable, MutableSequence, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 
@@ -38,7 +43,83 @@ def seeded(seed: int | None) -> Shuffler:
     return np.random.default_rng(seed)
 
 
-Listener = Callable[[str, str, Card | None], None]
+Listener = Callable[[str, str, Card | None, str | None], None]
+"""``listener(kind, rule, card, detail)``: a shoe's event — ``shuffle`` (``detail`` the
+commitment to the new shoe, or None), ``disclose`` (``detail`` the ended shoe's
+:func:`shoe_text`) or ``burn`` (``card``)."""
+
+FORM: Final = "pontoon shoe 1"  # the first line of a shoe's text (its format and version)
+SALT_BYTES: Final = 32
+
+
+def shoe_text(order: Sequence[Card], salt: bytes, cut: int) -> str:
+    """A committed shoe as text (ASCII, docs/fairness.md): the salt in hex, the cutting card's
+    place (the number of cards in front of it) and every card, next card first — the burn
+    card first. The commitment is the SHA-256 of exactly these bytes (:func:`commitment_of`).
+
+    >>> from pontoon.cards import parse_cards
+    >>> print(shoe_text(parse_cards("7H KD AS"), bytes(32), 2), end="")
+    pontoon shoe 1
+    salt 0000000000000000000000000000000000000000000000000000000000000000
+    cut 2
+    cards 7H KD AS
+    """
+    return f"{FORM}\nsalt {salt.hex()}\ncut {cut}\ncards {' '.join(c.code for c in order)}\n"
+
+
+def commitment_of(text: str) -> str:
+    """The commitment to a shoe: the SHA-256 (hex) of its text's bytes (ASCII), what
+    ``sha256sum`` prints for a file holding the text."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ShoeText(NamedTuple):
+    """A shoe's text read back (:func:`read_shoe_text`)."""
+
+    salt: bytes
+    cut: int
+    cards: tuple[Card, ...]
+
+
+def read_shoe_text(text: str) -> ShoeText:
+    r"""The salt, cut and cards of a :func:`shoe_text`; :class:`ValueError` naming what is
+    wrong when the text is not exactly one (so that two texts never read as one shoe).
+
+    >>> read_shoe_text(shoe_text([Card.parse("AS")], bytes(32), 1)).cards
+    (Card('AS'),)
+    >>> read_shoe_text("pontoon shoe 1\nsalt 00\ncut 1\ncards AS\n")
+    Traceback (most recent call last):
+    ...
+    ValueError: the salt is not 64 hex digits
+    """
+    lines = text.split("\n")
+    if len(lines) != 5 or lines[4] != "":
+        raise ValueError("not four lines each ended by a newline")
+    form, salt, cut, cards = lines[:4]
+    if form != FORM:
+        raise ValueError(f"the first line is not {FORM!r}")
+    hexed = salt.removeprefix("salt ")
+    if not salt.startswith("salt ") or len(hexed) != 2 * SALT_BYTES or hexed != hexed.lower():
+        raise ValueError(f"the salt is not {2 * SALT_BYTES} hex digits")
+    try:
+        raw = bytes.fromhex(hexed)
+    except ValueError:
+        raise ValueError(f"the salt is not {2 * SALT_BYTES} hex digits") from None
+    place = cut.removeprefix("cut ")
+    if not cut.startswith("cut ") or not place.isdigit() or place != str(int(place)):
+        raise ValueError("the cut is not a number")
+    codes = cards.removeprefix("cards ").split(" ")
+    if not cards.startswith("cards ") or "" in codes:
+        raise ValueError("the cards are not codes each after one space")
+    try:
+        order = tuple(Card.parse(c) for c in codes)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+    if any(c.code != code for c, code in zip(order, codes, strict=True)):
+        raise ValueError("a card is not written in capitals")
+    if int(place) > len(order):
+        raise ValueError(f"the cut {place} is past the last of {len(order)} cards")
+    return ShoeText(raw, int(place), order)
 
 
 class ShoeEmpty(InputError):
@@ -67,13 +148,20 @@ class CardSource(Protocol):
 
 
 class ShoeState(NamedTuple):
-    """Everything about a shoe but its generator: what the store keeps to resume a table."""
+    """Everything about a shoe but its generator: what the store keeps to resume a table.
+    ``order`` and ``salt``: the shoe committed to at its last shuffle (its cards in the order
+    they were then, next card first; ``cards`` are its last ones), or ``()`` and None when
+    there is no commitment open; ``revealed``: the shoe was revealed without a shuffle (the
+    table closed) and is shuffled (7) before it deals again."""
 
     cards: tuple[Card, ...]  # next card first
     discards: tuple[Card, ...]
     behind_cut: int  # cards lying behind the cutting card
     cut_reached: bool
     shuffles: int
+    order: tuple[Card, ...] = ()
+    salt: bytes | None = None
+    revealed: bool = False
 
 
 class Place(NamedTuple):
@@ -87,13 +175,33 @@ class Place(NamedTuple):
     racked: int
     behind_cut: int
     shuffles: int
+    salt: bytes | None = None  # the commitment open then (its salt)
 
 
 class Shoe:
     """A shoe of ``rules.decks`` decks with a cutting card at ``rules.penetration``.
 
-    ``listener(kind, rule, card)`` hears every shuffle (``card`` None) and burnt card, so a
-    round can record them as events.
+    ``listener(kind, rule, card, detail)`` hears every shuffle (``card`` None, ``detail`` the
+    commitment to the new shoe), the previous shoe revealed at it (``disclose``, ``detail``
+    its text) and every burnt card, so a round can record them as events.
+
+    At each shuffle, once the cards are shuffled and the cutting card placed and before the
+    first card (the burn card, 8.1) leaves, the shoe commits to its order: the SHA-256 of
+    :func:`shoe_text` (the order, a secret salt of 256 bits and the cut). The order and salt
+    stay secret until the shoe ends: the next shuffle reveals them first, as does
+    :meth:`reveal` (the table closes). A seeded NumPy generator's salt is derived from its
+    state and the shuffle count (same seed, same commitments; nothing drawn from it), any
+    other shoe's is ``secrets.token_bytes(32)``.
+
+    >>> from pontoon.rules import load_rules
+    >>> shoe = Shoe(load_rules("nz-pontoon", {"decks": "1"}), seeded(7))
+    >>> heard = []
+    >>> shoe.listener = lambda kind, rule, card, detail: heard.append((kind, rule, detail))
+    >>> shoe.start_round(); shoe.shuffle("8.7")
+    >>> [(kind, rule) for kind, rule, _ in heard]
+    [('shuffle', '7'), ('burn', '8.1'), ('disclose', '8.7'), ('shuffle', '8.7'), ('burn', '8.1')]
+    >>> commitment_of(heard[2][2]) == heard[0][2] and shoe.commitment == heard[3][2]
+    True
     """
 
     def __init__(self, rules: RuleSet, rng: Shuffler | None = None) -> None:
@@ -107,6 +215,12 @@ class Shoe:
         self.listener: Listener | None = None
         self.shuffles = 0
         self._drawn: list[Card] | None = None  # cards drawn since the last checkpoint
+        # the shoe committed to at the last shuffle (next card first) and its salt; None
+        # when no commitment is open (a new shoe, one stored before commitments, revealed)
+        self._order: tuple[Card, ...] | None = None
+        self._salt: bytes | None = None
+        self._commitment: tuple[bytes, str] | None = None  # (salt, commitment), made once
+        self.revealed = False  # revealed without a shuffle (the table closed): shuffle (7)
 
     @classmethod
     def from_state(cls, rules: RuleSet, state: ShoeState, rng: Shuffler | None = None) -> Shoe:
@@ -117,6 +231,12 @@ class Shoe:
         shoe.behind_cut = state.behind_cut
         shoe.cut_reached = state.cut_reached
         shoe.shuffles = state.shuffles
+        shoe.revealed = state.revealed
+        if state.salt is not None:
+            left = len(state.order) - len(state.cards)
+            if left < 0 or state.order[left:] != state.cards or len(state.salt) != SALT_BYTES:
+                raise InputError("the shoe's cards are not the last of the order committed to")
+            shoe._order, shoe._salt = state.order, state.salt
         return shoe
 
     def state(self) -> ShoeState:
@@ -126,10 +246,62 @@ class Shoe:
             self.behind_cut,
             self.cut_reached,
             self.shuffles,
+            self._order or (),
+            self._salt,
+            self.revealed,
         )
 
+    # ------------------------------------------------------------------ the commitment
     @property
-    def position(self) -> tuple[int, ...]:
+    def commitment(self) -> str | None:
+        """The commitment to the shoe in play (SHA-256 hex of its :func:`shoe_text`), made
+        when it was shuffled; None when none is open."""
+        salt = self._salt
+        if salt is None:
+            return None
+        made = self._commitment
+        if made is None or made[0] is not salt:
+            text = self._text()
+            assert text is not None
+            made = self._commitment = (salt, commitment_of(text))
+        return made[1]
+
+    @property
+    def left(self) -> int:
+        """How many cards have left the shoe since it was committed to (the burn card too)."""
+        return len(self._order) - len(self._cards) if self._order is not None else 0
+
+    def _text(self) -> str | None:
+        """The committed shoe's text: the secret until it is revealed."""
+        if self._order is None or self._salt is None:
+            return None
+        return shoe_text(self._order, self._salt, len(self._order) - self.behind_cut)
+
+    def reveal(self) -> str | None:
+        """Reveal the shoe in play without shuffling (the table closes): its text, for the
+        table to record (no listener hears it), or None when no commitment is open. The
+        commitment is closed, and the shoe is shuffled (7) before it deals again."""
+        text = self._text()
+        if text is None:
+            return None
+        self._order = self._salt = None
+        self.revealed = True
+        return text
+
+    def _new_salt(self) -> bytes:
+        """A new shoe's salt: from a seeded generator's state and the shuffle count (nothing
+        drawn from it: every later shuffle stays as it was), else 256 secure random bits."""
+        rng = self.rng
+        if isinstance(rng, np.random.Generator):
+            state = json.dumps(rng.bit_generator.state, sort_keys=True, default=_plain)
+        elif type(rng) is random.Random:
+            state = repr(rng.getstate())
+        else:
+            return secrets.token_bytes(SALT_BYTES)
+        return hashlib.sha256(f"pontoon salt\n{state}\n{self.shuffles}".encode()).digest()
+
+    @property
+    def position(self) -> tuple[object, ...]:
         """A key that changes whenever :meth:`state` does: a card leaves the shoe only by
         :meth:`draw`, comes back only by :meth:`rollback` (to exactly the state marked) or a
         shuffle (a new card list, counted), and the rack only grows until a shuffle empties it.
@@ -144,12 +316,12 @@ class Shoe:
         """
         cards, rack = self._cards, self.discards
         return (id(cards), len(cards), id(rack), len(rack), self.behind_cut, self.cut_reached,
-                self.shuffles)  # fmt: skip
+                self.shuffles, self._salt, self.revealed)  # fmt: skip
 
     def place(self) -> Place:
         """Where the shoe stands now (see :meth:`drawn_since`)."""
         cards, rack = self._cards, self.discards
-        return Place(cards, len(cards), rack, len(rack), self.behind_cut, self.shuffles)
+        return Place(cards, len(cards), rack, len(rack), self.behind_cut, self.shuffles, self._salt)
 
     def drawn_since(self, place: Place) -> int | None:
         """How many cards were drawn since ``place``, when drawing is all that happened (no
@@ -172,6 +344,7 @@ class Shoe:
             or len(self.discards) != place.racked
             or self.shuffles != place.shuffles
             or self.behind_cut != place.behind_cut
+            or self._salt is not place.salt
             or len(self._cards) > place.left
         ):
             return None
@@ -189,11 +362,16 @@ class Shoe:
             self.behind_cut,
             self.cut_reached,
             self.shuffles,
+            self._order,
+            self._salt,
+            self.revealed,
         )
 
     def rollback(self, mark: Any) -> None:
-        """The cards and the rack as they were at ``mark``; the generator is not wound back."""
-        cards, count, discards, rack, self.behind_cut, self.cut_reached, self.shuffles = mark
+        """The cards and the rack as they were at ``mark`` (and the commitment: a shuffle
+        taken back was never recorded); the generator is not wound back."""
+        cards, count, discards, rack, self.behind_cut, self.cut_reached, self.shuffles = mark[:7]
+        self._order, self._salt, self.revealed = mark[7:]
         drawn = self._drawn or []
         cards.extend(reversed(drawn[: count - len(cards)]))
         del discards[rack:]
@@ -204,29 +382,39 @@ class Shoe:
         """The cards still in the shoe, next card first."""
         return self._cards[::-1]
 
-    def _shuffle(self, cards: MutableSequence[Card], rule: str) -> None:
+    def _shuffle(self, cards: list[Card], rule: str, behind_cut: int) -> None:
+        """Shuffle ``cards`` into the shoe with ``behind_cut`` cards behind the cutting card;
+        reveal the shoe that ends (``disclose``), then commit to this one (``shuffle``)."""
+        ended = self._text()
         self.rng.shuffle(cards)
         self.shuffles += 1
+        self._cards = cards
+        self.behind_cut = behind_cut
+        self._order = tuple(reversed(cards))
+        self._salt = self._new_salt()
+        self.revealed = False
         if self.listener:
-            self.listener("shuffle", rule, None)
+            if ended is not None:
+                self.listener("disclose", rule, None, ended)
+            self.listener("shuffle", rule, None, self.commitment)
 
     def shuffle(self, rule: str = "7") -> None:
-        """Shuffle every card not on the layout, cut, insert the cutting card, burn (8.1)."""
+        """Shuffle every card not on the layout, cut, insert the cutting card, commit, burn
+        (8.1)."""
         cards = self._cards + self.discards
         self.discards = []
-        self._shuffle(cards, rule)
-        self._cards = cards
-        self.behind_cut = len(cards) - round(len(cards) * self.rules.penetration)
         self.cut_reached = False
+        self._shuffle(cards, rule, len(cards) - round(len(cards) * self.rules.penetration))
         if self.rules.burn_card and cards:
             burnt = cards.pop()
             self.discards.append(burnt)
             if self.listener:
-                self.listener("burn", "8.1", burnt)
+                self.listener("burn", "8.1", burnt, None)
 
     def start_round(self) -> None:
-        """Reshuffle before a round when the cutting card has come out (8.7) or is next (8.8)."""
-        if self.shuffles == 0:
+        """Reshuffle before a round when the cutting card has come out (8.7) or is next (8.8);
+        the first shuffle, and one after the shoe was revealed (the table closed), is 7's."""
+        if self.shuffles == 0 or self.revealed:
             self.shuffle("7")
         elif self.cut_reached:
             self.shuffle("8.7")
@@ -242,9 +430,7 @@ class Shoe:
                 raise ShoeEmpty("no card is left in the shoe or the discard rack")
             cards = self.discards[:]  # a copy: a rollback finds the rack as it was
             self.discards = []
-            self._shuffle(cards, "16.7")
-            self._cards = cards
-            self.behind_cut = 0
+            self._shuffle(cards, "16.7", 0)
         if len(cards) <= self.behind_cut:
             self.cut_reached = True
         card = cards.pop()
@@ -257,13 +443,20 @@ class Shoe:
         self.discards.extend(cards)
 
 
-ShoeNote = tuple[str, str, Card | None]
+def _plain(value: Any) -> Any:
+    """A generator state's NumPy arrays as lists (to JSON)."""
+    return value.tolist()
+
+
+ShoeNote = tuple[str, str, Card | None, str | None]
 
 
 class ScriptedCards:
     """The cards of a scripted or replayed round, in the order they leave the shoe (no burn
-    card). ``items`` may hold shoe events too, ``(kind, rule, card)`` — shuffles and burnt
-    cards from a recorded round — which are told to the listener where they happened."""
+    card). ``items`` may hold shoe events too, ``(kind, rule, card, detail)`` — shuffles,
+    revealed shoes and burnt cards from a recorded round — which are told to the listener
+    where they happened, exactly as recorded. It commits to nothing of its own: a shuffle
+    it makes (not one replayed) has no commitment (``detail`` None)."""
 
     def __init__(self, items: Sequence[Card | ShoeNote]) -> None:
         self.items = list(items)
@@ -289,7 +482,7 @@ class ScriptedCards:
         if self.position < len(self.items) and not isinstance(self.items[self.position], Card):
             self._notes()
         elif self.listener:
-            self.listener("shuffle", rule, None)
+            self.listener("shuffle", rule, None, None)
 
     def draw(self) -> Card:
         self._notes()

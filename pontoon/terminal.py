@@ -33,7 +33,7 @@ from pontoon.layout import Box, Hand, Move, Wager
 from pontoon.money import dollars, parse_dollars, signed
 from pontoon.round import Round
 from pontoon.rules import RuleSet
-from pontoon.shoe import Shoe, seeded
+from pontoon.shoe import Shoe, commitment_of, seeded
 from pontoon.vocab import INSURANCE_ACTIONS, Action, HandState, Outcome, Procedure, Role, TurnKind
 
 if TYPE_CHECKING:
@@ -89,12 +89,20 @@ class Table:
 
     def attach(self, recorder: TerminalRecorder) -> None:
         """Record to the store; take the shoe, the money and any unfinished round from it."""
+        from pontoon.store.revealed import disclosed, set_aside
+
         self.recorder = recorder
+        aside = set_aside(recorder.log, self.rules)  # a stored shoe of other rules: revealed
         recovery = recorder.recover(self.bankroll, self.seed)
         self.shoe = recovery.shoe
         self.bankroll = self.start_bankroll = recovery.bankroll
         self.resume = recovery.resumed
         self.notes = recovery.notes
+        if aside is not None:  # (with the new shoe, in one write: it is revealed once)
+            recorder.log.append([(disclosed(aside), False)], shoe=self.shoe)
+            self.notes.append(
+                "The table's last shoe belongs to other rules: it is revealed, not dealt from."
+            )
 
     def record(self) -> None:
         """Commit the round's events not yet in the store (before they are shown)."""
@@ -504,7 +512,16 @@ class Table:
                 "8.8": "The cutting card is next: the shoe is shuffled",
                 "16.7": "The shoe ran out: the discard rack is shuffled into it",
             }.get(e.rule or "", "The shoe is shuffled")
+            if e.detail:  # its commitment, a line of its own (a scripted shoe makes none)
+                rule += f".\nThe shoe is committed to before its first card: SHA-256 {e.detail}"
             return Text(f"{why}{rule}.", style="dim")
+        if e.kind == "disclose":
+            digest = commitment_of(e.detail or "")
+            return Text(
+                f"The last shoe is revealed: its order and salt are in the record (SHA-256 "
+                f"{digest}){rule}.",
+                style="dim",
+            )
         if e.kind == "burn":
             return Text(f"One card is burnt face down{rule}.", style="dim")
         if e.kind == "action" and e.detail == "peek":

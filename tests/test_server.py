@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +21,10 @@ from pontoon.rules import load_rules
 from pontoon.server.app import create_app
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
+from pontoon.shoe import commitment_of, shoe_text
+from pontoon.store.db import Store
+from pontoon.store.recorder import TableLog
+from pontoon.store.shoestate import uncompact
 from tests.test_server_helpers import (
     SUPERVISOR,
     Player,
@@ -199,7 +205,18 @@ def test_no_state_reveals_the_shoe_or_a_hole_card(db: Path) -> None:
                 assert "card" not in e
         assert not {"shoe", "remaining", "hole_card", "cards_left"} & set(s)
         assert "None" not in str([e["text"] for e in s["events"]])
+        # the shoe's commitment, and nothing of its order or salt (docs/fairness.md)
+        assert re.fullmatch("[0-9a-f]{64}", s["fairness"]["commitment"])
+        assert not {"order", "salt", "text"} & set(s["fairness"])
+        assert all("detail" not in e for e in s["events"] if e["kind"] == "disclose")
         ana.close()
+    with Store(f"sqlite:///{db}") as store:
+        stored = json.loads(TableLog(store, "peek").shoe_state[1])  # type: ignore[index]
+    text = json.dumps(s)
+    assert stored["salt"] not in text and stored["order"] not in text
+    order, salt = uncompact(stored["order"]), bytes.fromhex(stored["salt"])
+    committed = shoe_text(order, salt, len(order) - stored["behind_cut"])
+    assert commitment_of(committed) == s["fairness"]["commitment"]  # the shoe in play's
 
 
 def test_two_clicks_apply_once(client: TestClient) -> None:

@@ -35,9 +35,9 @@ def shoe_items(log: Sequence[int]) -> list[Card | ShoeNote]:
         if x >= 0:
             out.append(ALL_CARDS[x])
         elif x <= L.LOG_BURN:
-            out.append(("burn", "8.1", ALL_CARDS[L.LOG_BURN - x]))
+            out.append(("burn", "8.1", ALL_CARDS[L.LOG_BURN - x], None))
         else:
-            out.append(("shuffle", L.SHUFFLE_RULES[-1 - x], None))
+            out.append(("shuffle", L.SHUFFLE_RULES[-1 - x], None, None))
     return out
 
 

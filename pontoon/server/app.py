@@ -35,6 +35,7 @@ from fastapi.staticfiles import StaticFiles
 from pontoon.errors import PontoonError
 from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
+from pontoon.store.revealed import shoe_record
 from pontoon.store.secret import ShoeKeys
 from pontoon.store.show import list_rounds, replay_document
 from pontoon.store.signing import RecordKeys
@@ -423,6 +424,24 @@ def create_app(
         if who is not None and who.role == "supervisor":
             return doc
         return masked(doc, who.name if who else None)
+
+    @app.get("/api/tables/{name}/shoes/{seq}")
+    async def revealed_shoe(name: str, seq: int) -> dict[str, Any]:
+        """A shoe the table revealed at event ``seq``, to check (docs/fairness.md): the text
+        revealed, the commitment it answers, the cards the record shows leaving that shoe
+        and the check's problems. Nobody's name is in it. 409 while the round it was
+        revealed in is in play (a hole card of that shoe may still be face down)."""
+        if name not in hub().configs:
+            raise HTTPException(404, f"no table {name!r}")
+        if not 0 < seq < 2**63:  # the store's seqs are 64-bit integers
+            raise HTTPException(404, f"table {name!r} event {seq} reveals no shoe")
+        try:
+            doc = await asyncio.to_thread(shoe_record, hub().store, name, seq)
+        except PontoonError as exc:
+            raise HTTPException(404, str(exc)) from None
+        if doc["status"] == "open":
+            raise HTTPException(409, "revealed in the round in play: shown once it is over")
+        return doc
 
     @app.get("/api/tables/{name}/chart")
     async def chart(name: str) -> dict[str, Any]:

@@ -99,6 +99,7 @@ class Hub:
             c = replace(c, rules=with_limits(c.rules, *found.limits))
         t = Table(c, self.store, self.writer, self.wallets, self.remote, fence)
         t.closed = found.closed
+        t.reveal_closed()  # a close recorded before its shoe was revealed
         self.tables[name] = t
         t.arm_timer()  # a resumed round's turn timer
 

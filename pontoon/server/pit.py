@@ -9,8 +9,9 @@ is read on a worker thread; the report's theory is analysed once per rule set an
 
 The pit boss also opens and closes tables and sets their limits (``GET /api/pit/tables``,
 ``POST /api/pit/tables/{name}`` with ``open``, ``table_min``, ``table_max``): a closed table
-starts no new round (one in play ends); new limits hold from the next round. Each is
-recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
+starts no new round (one in play ends) and reveals its shoe once no round is in play
+(docs/fairness.md; it shuffles anew when it opens again); new limits hold from the next round.
+Each is recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
 
 With several processes on one store (:mod:`pontoon.server.tenure`) the list is every
 configured table's, whichever process answers: its own tables, and each other process's as
@@ -279,9 +280,15 @@ def add_routes(
                 actions.append(f"limits {low} {high}")
             if body.open is not None:
                 t.closed = not body.open
+                t.closed_by = None if body.open else role
                 actions.append("open" if body.open else "close")
             for action in actions:
                 await asyncio.to_thread(record, store(), account, role, name, action)
+            if t.closed:  # its shoe revealed now, or when the round in play ends
+                try:
+                    await t.reveal_shoe()
+                except PontoonError as exc:
+                    raise HTTPException(503, f"closed; the shoe not yet revealed: {exc}") from None
             t.bump()
             t.broadcast()
         return listed(t)

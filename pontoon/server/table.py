@@ -2,7 +2,12 @@
 
 Every change happens under the table's :attr:`Table.lock`, one at a time; it is committed to
 the store (write-ahead) before anybody is told of it. A state document never holds an undealt
-card, the shoe, a burnt card or the hole card.
+card, the shoe, a burnt card or the hole card. It holds the commitment to the shoe in play,
+recorded before its first card left it, and the shoes revealed last (``fairness``,
+docs/fairness.md): a round opens with the shuffle it needs (:meth:`Round.ready_shoe`), so the
+new shoe's commitment is shown before the bets and the deal; the pit boss's close reveals the
+shoe (a ``disclose`` event outside any round, once no round is in play), and the table shuffles
+anew when it opens again.
 
 One timer per table: the turn timer (16.6 and the defaults), the deal timer, and the
 interrupted-round policy (knob ``interrupted``): a dealt round in which nothing has been
@@ -27,10 +32,11 @@ from pontoon.irregularities import Irregularity
 from pontoon.layout import Box, Move, Turn
 from pontoon.round import Round
 from pontoon.rules import RuleSet, rules_from_dict
-from pontoon.shoe import Shoe, Shuffler, seeded
+from pontoon.shoe import Shoe, Shuffler, commitment_of, seeded
 from pontoon.store.db import Batch, Store, WalletError, Written, token_digest
 from pontoon.store.group import GroupWriter
-from pontoon.store.recorder import LedgerError, RoundLog, TableLog
+from pontoon.store.recorder import LedgerError, Prepared, RoundLog, TableLog
+from pontoon.store.revealed import Revealed, disclosed, recent, set_aside
 from pontoon.store.session import recover
 from pontoon.store.shoestate import restore
 from pontoon.store.show import event_text
@@ -41,6 +47,7 @@ from .limits import Bucket
 from .protocol import Act, Bet, Procedure, encode
 
 HIDDEN = ("hole", "burn")
+REVEALED_SHOWN = 5  # the shoes revealed last that a state lists
 PUBLIC_KNOBS = (
     "name",
     "deck",
@@ -173,9 +180,12 @@ def public_event(e: Event) -> dict[str, Any]:
     d = e.to_dict()
     if e.kind in HIDDEN:
         d.pop("card", None)
-    if e.kind == "rules":
-        d.pop("detail", None)
-    if e.kind == "burn":
+    if e.kind in ("rules", "disclose"):
+        d.pop("detail", None)  # (a shoe's text: shown by its check, once no round is in play)
+    if e.kind == "disclose":
+        d["commitment"] = commitment_of(e.detail or "")
+        d["text"] = f"the shoe that ends is revealed (SHA-256 {d['commitment']})"
+    elif e.kind == "burn":
         d["text"] = "a card is burnt face down"
     elif e.kind == "hole":
         d["text"] = "the dealer's second card, face down (hole card)"
@@ -187,6 +197,11 @@ def public_event(e: Event) -> dict[str, Any]:
     else:
         d["text"] = event_text(e)
     return d
+
+
+Mark = tuple[Round | None, RoundLog | None, tuple[int, object] | None, object | None]
+"""Where a table stood (:meth:`Table.mark`): its round, the round's log, the round's mark and,
+between rounds, the shoe's (the next round may open with a shuffle)."""
 
 
 class Table:
@@ -239,7 +254,10 @@ class Table:
         self.late = False
         self._chart: Chart | None = None  # the chart ``complete`` plays, once worked out
         self.closed = False  # the pit boss closed the table: no new round (one in play ends)
+        self.closed_by: str | None = None  # who closed it (the role), for the shoe's reveal
+        self.revealed: list[Revealed] = []  # the shoes revealed last, oldest first
         self.shoe = self._recover()
+        self.revealed = recent(store, config.name, REVEALED_SHOWN)
         self.names |= set(store.session_players(config.name))  # sessions outlive a restart
         now = time.monotonic()
         # when each player was last connected (a restart counts as a connection)
@@ -302,7 +320,12 @@ class Table:
                 shoe.rng = self._rng()
             return shoe
 
+        aside = set_aside(self.log, rules)  # a stored shoe of other rules: revealed, not dealt
         got = recover(self.log, rules, make_shoe)
+        if aside is not None:
+            prepared = self.log.prepare([(disclosed(aside), False)], shoe=got.shoe)
+            self._written(prepared, self._moved(self.log.store.append(prepared.batch)))
+            self.notes.append("the stored shoe belongs to other rules: it is revealed, not dealt")
         self.since, self.late = None, False
         if got.resumed is not None:
             self.round, self.roundlog = got.resumed.round, got.resumed
@@ -476,6 +499,10 @@ class Table:
             "events": [],
             "notes": self.notes[-5:],
             "result": dict(self.last_result),
+            "fairness": {
+                "commitment": self.shoe.commitment,  # the shoe in play (docs/fairness.md)
+                "revealed": [r.to_dict() for r in self.revealed],
+            },
         }
         if rnd is not None:
             order = rnd.order if rnd.order else [rnd.boxes[n] for n in sorted(rnd.boxes)]
@@ -571,17 +598,21 @@ class Table:
         return out
 
     # ------------------------------------------------------------------ acting
-    def mark(self) -> tuple[Round | None, RoundLog | None, tuple[int, object] | None]:
+    def mark(self) -> Mark:
         """Where the table is, to come back to with :meth:`rewind`."""
         rnd = self.round
-        return rnd, self.roundlog, rnd.checkpoint() if rnd is not None else None
+        in_play = rnd is not None and not rnd.over
+        point = rnd.checkpoint() if rnd is not None else None
+        return rnd, self.roundlog, point, None if in_play else self.shoe.checkpoint()
 
-    def rewind(self, mark: tuple[Round | None, RoundLog | None, tuple[int, object] | None]) -> None:
+    def rewind(self, mark: Mark) -> None:
         """Undo what was applied since ``mark`` and not recorded (a wallet refused it): the
         round and its cards as they were, every other player's recorded wager standing."""
-        rnd, rl, point = mark
+        rnd, rl, point, shoe = mark
         if self.round is not rnd:  # the refused wager opened a round: it never was
             self.round, self.roundlog = rnd, rl
+            if shoe is not None:  # nor the shuffle it opened with
+                self.shoe.rollback(shoe)
         elif rnd is not None and point is not None:
             rnd.rewind(point)
         self.version += 1
@@ -602,6 +633,7 @@ class Table:
                 raise Refused("the table is closed: the pit boss closed it", code="closed")
             rnd = Round(self.rules, self.shoe)
             self._check_wager(rnd, session.name, msg)
+            rnd.ready_shoe()  # a shuffle now: its commitment is recorded before the wagers
             self.round = rnd
             self.roundlog = self.log.start(rnd)
             self.last_result = {}
@@ -777,7 +809,9 @@ class Table:
                 prepared.batch.staff = staff
                 keys = await self._debit(prepared.batch)
                 try:
-                    rl.applied(prepared, self._moved(await self.writer.append(prepared.batch)))
+                    written = self._moved(await self.writer.append(prepared.batch))
+                    rl.applied(prepared, written)
+                    self._note_revealed(prepared, written)
                 finally:
                     if self.remote is not None:
                         self.remote.settled(keys)
@@ -789,9 +823,61 @@ class Table:
             self.since, self.late = self.config.clock(), False  # the round moved on
             if rl.round.over:
                 self.last_result = dict(rl.round.balance)
+        if self.closed:  # the round that was in play has ended: the shoe is revealed
+            try:
+                await self.reveal_shoe()
+            except (PontoonError, OSError) as exc:  # (what was done above stands)
+                self.notes.append(f"the shoe could not be revealed yet: {exc}")
         self.version += 1
         self._mark_changes()
         self.arm_timer()
+
+    # ------------------------------------------------------------------ the shoe revealed
+    def _note_revealed(self, prepared: Prepared, written: Written) -> None:
+        """Note the shoes a write revealed (its ``disclose`` events), for the states."""
+        batch = prepared.batch
+        for i, (e, in_round) in enumerate(batch.events):
+            if e.kind == "disclose":
+                rid = written.round_id if in_round else None
+                self.revealed.append(Revealed.of(e, batch.prev_seq + 1 + i, rid))
+        del self.revealed[:-REVEALED_SHOWN]
+
+    def _written(self, prepared: Prepared, written: Written) -> None:
+        self.log.applied(prepared, written)
+        self._note_revealed(prepared, written)
+
+    def _reveal(self) -> Prepared | None:
+        """The write that reveals the shoe of a closed table between rounds (a ``disclose``
+        event outside any round, with the shoe: revealed, it is shuffled (7) before it deals
+        again), or None when there is nothing to reveal; the shoe is revealed already."""
+        if not self.closed or (self.round is not None and not self.round.over):
+            return None
+        text = self.shoe.reveal()
+        if text is None:
+            return None
+        return self.log.prepare([(disclosed(text, self.closed_by), False)], shoe=self.shoe)
+
+    async def reveal_shoe(self) -> None:
+        """The pit boss closed the table: once no round is in play, its shoe is revealed
+        (recorded before anybody is told). A refused write takes the table back from the
+        store (the shoe as it was: revealed at the next commit)."""
+        mark = self.shoe.checkpoint()
+        prepared = self._reveal()
+        if prepared is None:
+            return
+        try:
+            self._written(prepared, self._moved(await self.writer.append(prepared.batch)))
+        except (PontoonError, OSError):
+            self.shoe.rollback(mark)
+            self.reload()
+            raise
+
+    def reveal_closed(self) -> None:
+        """At start: a table that stays closed reveals a shoe it has not revealed yet (its
+        close was recorded, the reveal not)."""
+        prepared = self._reveal()
+        if prepared is not None:
+            self._written(prepared, self._moved(self.log.store.append(prepared.batch)))
 
     def _mark_changes(self) -> None:
         """Note, for each player, the version at which what the player may do (or the cards

@@ -2,7 +2,12 @@
 cards in the same order (and, for a seeded shoe, the same shuffles after it).
 
 This is the table's secret: it is stored apart from the events (``shoe_states``) and never
-shown, replayed or exported.
+shown, replayed or exported. It holds the shoe committed to at the last shuffle — its order,
+next card first, and its salt (docs/fairness.md) — and how many of its cards have left, so
+that a table restarted after a crash reveals the right shoe later; the cards still in the
+shoe are the order less those. Cards are one character each (:data:`CODES`): a six-deck
+shoe's text is at most about 1 KB, and sealed (Fernet) it stays under PostgreSQL's 2 KB TOAST
+threshold (docs/fairness.md, Storage).
 
 >>> import numpy as np
 >>> from pontoon.rules import load_rules
@@ -26,18 +31,42 @@ from typing import Any
 
 import numpy as np
 
-from pontoon.cards import Card
+from pontoon.cards import ALL_CARDS, Card
 from pontoon.errors import InputError
 from pontoon.memo import Memo
 from pontoon.rules import RuleSet, rules_json
-from pontoon.shoe import Shoe, ShoeState, Shuffler, seeded
+from pontoon.shoe import Shoe, ShoeState, Shuffler, seeded, shoe_text
 
 _LAST: weakref.WeakKeyDictionary[Shoe, tuple[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
 
 
+CODES = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+"""A card in a stored shoe: the character at its place in
+:data:`~pontoon.cards.ALL_CARDS` (spades A-K, then hearts, diamonds, clubs)."""
+_CODE = dict(zip(ALL_CARDS, CODES, strict=True))
+_CARD = dict(zip(CODES, ALL_CARDS, strict=True))
+
+
+def compact(cards: tuple[Card, ...] | list[Card]) -> str:
+    """Cards one character each (:data:`CODES`).
+
+    >>> compact([Card.parse("AS"), Card.parse("KC")]), uncompact("Az")
+    ('Az', (Card('AS'), Card('KC')))
+    """
+    return "".join([_CODE[c] for c in cards])
+
+
+def uncompact(text: str) -> tuple[Card, ...]:
+    """The cards :func:`compact` wrote; :class:`KeyError` for a character that is none."""
+    return tuple([_CARD[c] for c in text])
+
+
 def snapshot(shoe: Shoe) -> str:
-    """The shoe as JSON: its cards (next card last), discard rack, cutting card, shuffle count
-    and, for a seeded NumPy generator, the generator's state. A table writes its shoe with
+    """The shoe as JSON: the order committed to at its last shuffle (next card first), how
+    many of its cards have left, the salt, the discard rack, the cutting card, the shuffle
+    count and, for a seeded NumPy generator, the generator's state. A shoe with no
+    commitment open (stored before commitments, or revealed) has its cards as its order
+    and none left, and no salt. A table writes its shoe with
     every event; the text is made again only when the shoe has moved (:attr:`Shoe.position`)
     or its generator has."""
     rng: dict[str, Any] | None = None
@@ -54,14 +83,19 @@ def snapshot(shoe: Shoe) -> str:
 
 def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
     state = shoe.state()
-    data = {
-        "cards": " ".join(c.code for c in reversed(state.cards)),
-        "discards": " ".join(c.code for c in state.discards),
+    order = state.order if state.salt is not None else state.cards
+    data: dict[str, Any] = {"order": compact(order), "left": len(order) - len(state.cards)}
+    if state.salt is not None:
+        data["salt"] = state.salt.hex()
+    data |= {
+        "rack": compact(state.discards),
         "behind_cut": state.behind_cut,
         "cut_reached": state.cut_reached,
         "shuffles": state.shuffles,
-        "rng": rng,
     }
+    if state.revealed:
+        data["revealed"] = True
+    data["rng"] = rng
     rest = json.dumps(data, separators=(",", ":"))
     return f'{{"rules_sha256":"{_digest(rules_json(shoe.rules, sort_keys=True))}",{rest[1:]}'
 
@@ -86,11 +120,18 @@ def advance(state: str, drawn: int) -> str:
         return state
     try:
         data = json.loads(state)
-        cards = data["cards"].split()
-        left = len(cards) - drawn
-        if drawn < 0 or left < 0:
-            raise ValueError(f"{drawn} cards cannot be drawn from {len(cards)}")
-        data["cards"] = " ".join(cards[:left])
+        if "order" in data:  # the order committed to: more of its cards have left
+            size, gone = len(data["order"]), int(data["left"])
+            left = size - gone - drawn
+            if drawn < 0 or left < 0:
+                raise ValueError(f"{drawn} cards cannot be drawn from {size - gone}")
+            data["left"] = gone + drawn
+        else:  # stored before commitments: the cards themselves, next card last
+            cards = data["cards"].split()
+            left = len(cards) - drawn
+            if drawn < 0 or left < 0:
+                raise ValueError(f"{drawn} cards cannot be drawn from {len(cards)}")
+            data["cards"] = " ".join(cards[:left])
         data["cut_reached"] = bool(data["cut_reached"]) or left + 1 <= int(data["behind_cut"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"the stored shoe cannot be read: {exc}") from None
@@ -131,7 +172,9 @@ def matches(rules: RuleSet, state: str) -> bool:
 
 def restore(rules: RuleSet, state: str, seed: int | None) -> Shoe:
     """The shoe a :func:`snapshot` describes. Its generator is the stored one when there is
-    one, else ``seeded(seed)`` (a secure generator for ``None``)."""
+    one, else ``seeded(seed)`` (a secure generator for ``None``). A shoe stored before
+    commitments (its ``cards`` and ``discards`` as codes) comes back with none open: its next
+    shuffle reveals nothing, and commits."""
     try:
         data = json.loads(state)
         rng: Shuffler
@@ -141,13 +184,47 @@ def restore(rules: RuleSet, state: str, seed: int | None) -> Shoe:
             rng = np.random.Generator(bitgen)
         else:
             rng = seeded(seed)
-        saved = ShoeState(
+        saved = _state(data)
+        return Shoe.from_state(rules, saved, rng)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"the stored shoe cannot be read: {exc}") from None
+
+
+def _state(data: dict[str, Any]) -> ShoeState:
+    if "order" not in data:  # stored before commitments
+        return ShoeState(
             _cards(data["cards"])[::-1],  # stored next card last
             _cards(data["discards"]),
             int(data["behind_cut"]),
             bool(data["cut_reached"]),
             int(data["shuffles"]),
         )
+    order, left = uncompact(data["order"]), int(data["left"])
+    if not 0 <= left <= len(order):
+        raise ValueError(f"{left} cards cannot have left {len(order)}")
+    salt = bytes.fromhex(data["salt"]) if "salt" in data else None
+    return ShoeState(
+        order[left:],
+        uncompact(data["rack"]),
+        int(data["behind_cut"]),
+        bool(data["cut_reached"]),
+        int(data["shuffles"]),
+        order if salt is not None else (),
+        salt,
+        bool(data.get("revealed", False)),
+    )
+
+
+def disclosure(state: str) -> str | None:
+    """The text of the shoe a stored state committed to (:func:`~pontoon.shoe.shoe_text`),
+    or None when it has no commitment open: what a table reveals when it puts a stored shoe
+    aside (its rules changed) rather than deal from it."""
+    try:
+        data = json.loads(state)
+        if "order" not in data or "salt" not in data:
+            return None
+        saved = _state(data)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"the stored shoe cannot be read: {exc}") from None
-    return Shoe.from_state(rules, saved, rng)
+    assert saved.salt is not None
+    return shoe_text(saved.order, saved.salt, len(saved.order) - saved.behind_cut)

@@ -20,6 +20,7 @@ from pontoon.events import Event
 from pontoon.money import dollars, signed
 from pontoon.replay import replay
 from pontoon.scenario import result_document
+from pontoon.shoe import commitment_of, read_shoe_text
 from pontoon.store.db import Store
 from pontoon.store.export import rows
 from pontoon.store.schema import round_players, rounds
@@ -39,7 +40,9 @@ def event_text(e: Event) -> str:
     if k == "rules":
         return f"rule set {e.rule}"
     if k == "shuffle":
-        return "the shoe is shuffled"
+        return "the shoe is shuffled" + (f", committed to as {e.detail}" if e.detail else "")
+    if k == "disclose":
+        return f"the shoe that ends is revealed: {revealed_text(e.detail)}"
     if k == "burn":
         return f"{e.card} is burnt face down"
     if k == "wager":
@@ -83,6 +86,23 @@ def event_text(e: Event) -> str:
     if k in ("deposit", "withdraw"):
         return f"{e.player} {'deposits' if k == 'deposit' else 'withdraws'} {amount}"
     return k
+
+
+def revealed_text(text: str | None) -> str:
+    """A revealed shoe in a few words: its SHA-256 (to set beside the commitment), its cards
+    and cut (the whole text is the event's ``detail``: ``replay --json``, export).
+
+    >>> from pontoon.cards import parse_cards
+    >>> from pontoon.shoe import shoe_text
+    >>> revealed_text(shoe_text(parse_cards("7H KD"), bytes(32), 1))  # doctest: +ELLIPSIS
+    'SHA-256 838e8a6305bb5f8660...637391673, 2 cards, the cutting card after card 1'
+    """
+    try:
+        shoe = read_shoe_text(text or "")
+    except ValueError as exc:
+        return f"its text cannot be read ({exc})"
+    digest = commitment_of(text or "")
+    return f"SHA-256 {digest}, {len(shoe.cards)} cards, the cutting card after card {shoe.cut}"
 
 
 # the interrupted-round policy's procedures (pontoon.irregularities.INTERRUPTED): why

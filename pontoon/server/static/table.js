@@ -309,9 +309,44 @@ function render() {
     log.append(el("li", "", e.text));
   }
   log.scrollTop = log.scrollHeight;
+  renderFairness(s.fairness);
   if (s.phase === "over" && lastHistory !== s.round) { lastHistory = s.round; loadHistory(); }
 }
 let lastHistory = null;
+
+// ------------------------------------------------------------------ the shoe's commitment
+// Each shoe is committed to (the SHA-256 of its order and a secret salt) before its first
+// card leaves it, and revealed when it ends (docs/fairness.md). The page notes every
+// commitment it was shown, and checks a revealed shoe itself (shoecheck.js).
+const shownCommitments = new Set();
+let revealedKey = "";
+function renderFairness(f) {
+  if (!f) return;
+  if (f.commitment) shownCommitments.add(f.commitment);
+  $("commitment").textContent = f.commitment || "none (the next shuffle commits)";
+  const key = table + " " + f.revealed.map((r) => r.seq).join(",");
+  if (key === revealedKey) return;  // (a check's result stays on the page)
+  revealedKey = key;
+  const ul = $("revealed");
+  ul.innerHTML = "";
+  for (const r of [...f.revealed].reverse()) {
+    const li = el("li", "", `revealed at event ${r.seq}: ${r.commitment.slice(0, 16)}… `);
+    const b = el("button", "", "check");
+    b.dataset.seq = r.seq;
+    b.addEventListener("click", () => checkShoe(r.seq));
+    li.append(b);
+    ul.append(li);
+  }
+}
+async function checkShoe(seq) {
+  const out = $("shoe-check");
+  out.textContent = "checking…";
+  const r = await fetch(`/api/tables/${encodeURIComponent(table)}/shoes/${seq}`);
+  const doc = await r.json();
+  if (!r.ok) { out.textContent = typeof doc.detail === "string" ? doc.detail : `refused (${r.status})`; return; }
+  out.textContent = await shoeVerdict(doc, shownCommitments);
+  out.dataset.seq = seq;
+}
 
 // ------------------------------------------------------------------ strategy hint
 function cardValue(code) { return code[0] === "A" ? 1 : "TJQK".includes(code[0]) ? 10 : Number(code[0]); }
@@ -439,6 +474,8 @@ function describe(e) {
     case "burn": return "a card is burnt face down";
     case "hole": return "the dealer's hole card, face down";
     case "reveal": return `the dealer turns up ${e.card}`;
+    case "shuffle": return e.detail ? `the shoe is shuffled, committed to as ${e.detail}` : "the shoe is shuffled";
+    case "disclose": return "the shoe that ends is revealed (check it under Shoe)";
     case "action": return e.detail === "no-more-bets" ? "No more bets" : `${where}: ${e.player || ""} ${e.detail}${e.follow != null ? "/" + e.follow : ""}${amt}`;
     case "outcome": return `${where}: ${e.player} ${e.detail}${e.odds ? " at " + e.odds : ""}`;
     default: return `${e.kind} ${e.player || ""}${amt} ${e.detail || ""}`.trim();
