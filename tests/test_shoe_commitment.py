@@ -540,3 +540,50 @@ def test_a_shoe_revealed_in_a_round_still_in_play_is_not_shown_until_it_is_over(
     with serving(create_app(url, [config], SUPERVISOR)) as c:  # the round resumed, in play
         r = c.get(f"/api/tables/kauri/shoes/{seq}")
         assert r.status_code == 409 and "in play" in r.json()["detail"]
+
+
+def test_a_table_that_restarts_closed_reveals_a_shoe_its_close_did_not(tmp_path: Path) -> None:
+    """The close was recorded, and the process stopped before the shoe was revealed."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("argon2")
+    from pontoon.server.app import create_app
+    from pontoon.server.table import TableConfig
+    from pontoon.store.accounts import Accounts, Role, hasher
+    from pontoon.store.table_settings import record
+    from tests.test_server_helpers import SUPERVISOR, Player, serving
+
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    config = TableConfig("kauri", ONE_DECK, 30.0, 30.0, 100_000, lambda: seeded(3))
+    with serving(create_app(url, [config], SUPERVISOR)) as c:
+        shown = _server_round(Player(c, "kauri", "ana"))["fairness"]["commitment"]
+    people = Accounts(Store(url), hasher("minimum"))
+    people.create("pita", "a long enough password", Role.PITBOSS)
+    record(people.store, "pita", "pitboss", "kauri", "close")
+    people.store.close()
+    with serving(create_app(url, [config], SUPERVISOR)) as c:
+        fairness = c.get("/api/tables/kauri/state").json()["fairness"]
+        assert fairness["commitment"] is None and fairness["revealed"][-1]["commitment"] == shown
+    with Store(url) as store:
+        chain = chain_of(store, "kauri")
+    assert [e.kind for _, _, e in chain].count("disclose") == 1
+    assert check("kauri", chain) == []
+
+
+def test_a_stored_shoe_of_other_rules_is_revealed_not_dealt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    for decks in ("1", "2"):  # the same table, its rule set changed in between
+        monkeypatch.setattr(sys, "stdin", io.StringIO("\ns\nh\n" * 10))
+        assert (
+            main(["play", "--seed", "2", "--set", f"decks={decks}", "--rounds", "2", "--db", db])
+            == 0
+        )
+    assert "it is revealed, not dealt from" in capsys.readouterr().out
+    with Store(db) as store:
+        chain = chain_of(store, "terminal")
+    first = next(e for _, _, e in chain if e.kind == "shuffle")
+    ((_, rid, reveal),) = [c for c in chain if c[2].kind == "disclose"]
+    assert rid is None and commitment_of(reveal.detail or "") == first.detail
+    assert len(read_shoe_text(reveal.detail or "").cards) == 48  # the one-deck shoe
+    assert check("terminal", chain) == []

@@ -846,25 +846,28 @@ class Table:
         self.log.applied(prepared, written)
         self._note_revealed(prepared, written)
 
-    def _reveal(self) -> Prepared | None:
+    def _reveal(self) -> tuple[Prepared, object] | None:
         """The write that reveals the shoe of a closed table between rounds (a ``disclose``
         event outside any round, with the shoe: revealed, it is shuffled (7) before it deals
-        again), or None when there is nothing to reveal; the shoe is revealed already."""
+        again) and the shoe's mark from before it; None when there is nothing to reveal."""
         if not self.closed or (self.round is not None and not self.round.over):
             return None
-        text = self.shoe.reveal()
-        if text is None:
+        if self.shoe.commitment is None:  # (none open: revealed already, or never shuffled)
             return None
-        return self.log.prepare([(disclosed(text, self.closed_by), False)], shoe=self.shoe)
+        mark = self.shoe.checkpoint()
+        text = self.shoe.reveal()
+        assert text is not None
+        batch = [(disclosed(text, self.closed_by), False)]
+        return self.log.prepare(batch, shoe=self.shoe), mark
 
     async def reveal_shoe(self) -> None:
         """The pit boss closed the table: once no round is in play, its shoe is revealed
         (recorded before anybody is told). A refused write takes the table back from the
         store (the shoe as it was: revealed at the next commit)."""
-        mark = self.shoe.checkpoint()
-        prepared = self._reveal()
-        if prepared is None:
+        made = self._reveal()
+        if made is None:
             return
+        prepared, mark = made
         try:
             self._written(prepared, self._moved(await self.writer.append(prepared.batch)))
         except (PontoonError, OSError):
@@ -875,8 +878,9 @@ class Table:
     def reveal_closed(self) -> None:
         """At start: a table that stays closed reveals a shoe it has not revealed yet (its
         close was recorded, the reveal not)."""
-        prepared = self._reveal()
-        if prepared is not None:
+        made = self._reveal()
+        if made is not None:
+            prepared = made[0]
             self._written(prepared, self._moved(self.log.store.append(prepared.batch)))
 
     def _mark_changes(self) -> None:
