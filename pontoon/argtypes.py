@@ -49,6 +49,10 @@ def table(text: str) -> str:
     """A table's name as the store keeps it: 1 to 64 characters."""
     if not 1 <= len(text) <= 64:
         raise argparse.ArgumentTypeError(f"a table's name is 1 to 64 characters, not {len(text)}")
+    if text.startswith("@"):
+        raise argparse.ArgumentTypeError(
+            f"a table's name may not start with '@' (kept for the house's own record): {text!r}"
+        )
     return text
 
 

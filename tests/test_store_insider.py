@@ -282,3 +282,180 @@ def _rules() -> Any:
     from pontoon.rules import load_rules
 
     return load_rules("nz-pontoon")
+
+
+# ---------------------------------------------------------------------------- the record key
+def _keyfile(path: Path, *keys: str) -> str:
+    path.write_text("".join(k + "\n" for k in keys))
+    path.chmod(0o600)
+    return str(path)
+
+
+def test_the_record_key_rotates_and_a_lost_one_is_replaced(
+    url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    a, b, c = generate(), generate(), generate()
+    anchors = str(tmp_path / "anchors.jsonl")
+    first = _keyfile(tmp_path / "a.key", a)
+    with Store(url, record_keys=RecordKeys([a]), anchors=anchors) as store:
+        TableLog(store, "t1").deposit("ana", 500)
+    public = tmp_path / "ab.pub"
+    public.write_text(
+        "".join(
+            cli(["public-key", "--record-key-file", f], capsys)[1]
+            for f in (_keyfile(tmp_path / "ba.key", b, a), first)
+        )
+    )  # (b's and a's public keys: the first line of each file's output is its signer)
+    code, out = cli(
+        ["rekey", "--db", url, "--record-key-file", str(tmp_path / "ba.key"), "--anchors", anchors],
+        capsys,
+    )
+    assert code == 0 and "1 table head" in out, out
+    assert (
+        cli(["verify", "--db", url, "--public-key", str(public), "--anchors", anchors], capsys)[0]
+        == 0
+    )  # the anchors' older lines with a's public key, the head b's
+    only_b = tmp_path / "b.pub"
+    only_b.write_text(public.read_text().splitlines()[0] + "\n")
+    assert cli(["verify", "--db", url, "--public-key", str(only_b)], capsys)[0] == 0
+    lost = _keyfile(tmp_path / "c.key", c)  # b is lost: c alone cannot check b's heads
+    code, out = cli(["rekey", "--db", url, "--record-key-file", lost], capsys)
+    assert code == 2 and "not among the public keys" in out, out
+    code, out = cli(
+        ["rekey", "--db", url, "--record-key-file", lost, "--public-key", str(only_b)], capsys
+    )
+    assert code == 0, out
+    with Store(url, record_keys=RecordKeys([c])) as store:
+        TableLog(store, "t1").deposit("ana", 500)  # signed by c from now on
+
+
+# ---------------------------------------------------------------------------- money and control
+def _house(url: str) -> None:
+    """Accounts, a cashier's deposit, a limit, an exclusion and a table setting, each written
+    as the pages and the cashier write them."""
+    from pontoon.store.accounts import Accounts, hasher
+    from pontoon.store.play_limits import Limit, Pause
+    from pontoon.store.roles import Movement, Role
+    from pontoon.store.table_settings import record
+
+    with Store(url) as store:
+        people = Accounts(store, hasher("minimum"))
+        people.create("ana", "a long enough password")
+        people.create("bob", "a long enough password")
+        people.create("cash", "a long enough password", Role.CASHIER)
+        people.cashier("ana", Movement.DEPOSIT, 50_000, "ref-1", "cash")
+        people.set_limit("ana", Limit.LOSS_DAY, 2_000)
+        people.pause("bob", Pause.SELF_EXCLUSION, 365)
+        TableLog(store, "t1")
+        record(store, "cash", "pitboss", "t1", "limits 500 10000")
+
+
+HOUSE_TAMPERS = [
+    # (what, SQL, words the first broken link must hold)
+    (
+        "a deposit's amount and the balance with it",
+        [
+            "UPDATE wallet_entries SET amount = 90000, balance = 90000 WHERE key = 'cashier:ref-1'",
+            "UPDATE accounts SET balance = 90000 WHERE name = 'ana'",
+        ],
+        ["wallet_entries", "amount"],
+    ),
+    (
+        "a deposit added behind the cashier",
+        [
+            "INSERT INTO wallet_entries (key, account, kind, amount, balance, at, reference, by) "
+            "VALUES ('cashier:x', 'ana', 'deposit', 100, 50100, '2026-01-01T00:00:00.000000Z', "
+            "'x', 'cash')",
+            "UPDATE accounts SET balance = 50100 WHERE name = 'ana'",
+        ],
+        ["wallet_entries", "not in the house's record"],
+    ),
+    (
+        "a loss limit raised",
+        ["UPDATE play_limits SET value = 9000000 WHERE kind = 'loss-day'"],
+        ["play_limits", "value"],
+    ),
+    (
+        "a self-exclusion removed",
+        ["DELETE FROM play_limits WHERE kind = 'self-exclusion'"],
+        ["play_limits", "not in the store"],
+    ),
+    (
+        "a player made pit boss",
+        ["UPDATE accounts SET role = 'pitboss' WHERE name = 'ana'"],
+        ["accounts", "role"],
+    ),
+    (
+        "a staff password replaced",
+        ["UPDATE accounts SET password_hash = '$argon2id$forged' WHERE name = 'cash'"],
+        ["accounts", "password"],
+    ),
+    (
+        "a table's limits changed",
+        ["UPDATE staff_actions SET action = 'limits 500 900000'"],
+        ["staff_actions", "action"],
+    ),
+]
+
+
+@pytest.mark.parametrize("what,sql,words", HOUSE_TAMPERS, ids=[t[0] for t in HOUSE_TAMPERS])
+def test_money_and_control_rows_changed_behind_the_house_are_caught(
+    url: str, capsys: pytest.CaptureFixture[str], what: str, sql: list[str], words: list[str]
+) -> None:
+    _house(url)
+    assert cli(["verify", "--db", url], capsys)[0] == 0
+    _sql(url, list(sql))
+    first = _broken(url, capsys)
+    assert all(w in first for w in words), first
+
+
+def test_the_house_record_recomputed_without_the_key_is_caught(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The images in the house's chain changed too, and its hashes recomputed: its signed
+    head says otherwise."""
+    _house(url)
+    from sqlalchemy import func
+
+    _sql(
+        url,
+        [
+            "UPDATE play_limits SET value = 9000000 WHERE kind = 'loss-day'",
+            update(events)
+            .where(events.c.table_id == "@house")
+            .values(detail=func.replace(events.c.detail, '"value":2000', '"value":9000000')),
+        ],
+    )
+    _rehash(url, "@house")
+    first = _broken(url, capsys)
+    assert "'@house'" in first and "signed head" in first, first
+
+
+def test_an_old_stores_money_and_control_rows_are_recorded_once_by_rekey(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _house(url)
+    _sql(
+        url,
+        [
+            "UPDATE tables SET signed = NULL",
+            "DELETE FROM signatures",
+            "DELETE FROM events WHERE table_id = '@house'",
+            "DELETE FROM tables WHERE id = '@house'",
+        ],
+    )
+    first = _broken(url, capsys)  # rows outside any record, heads unsigned: as an old store's
+    assert "not signed" in first or "not in the house's record" in first, first
+    assert cli(["rekey", "--db", url], capsys)[0] == 0
+    assert cli(["verify", "--db", url], capsys)[0] == 0
+    _sql(
+        url,
+        [
+            "DELETE FROM events WHERE table_id = '@house'",
+            update(tables)
+            .where(tables.c.id == "@house")
+            .values(head_seq=0, head_hash=chain.GENESIS, signed=None),
+        ],
+    )
+    code, out = cli(["rekey", "--db", url], capsys)  # once: never again to launder a change
+    assert code == 2 and "'@house'" in out, out

@@ -110,9 +110,10 @@ def _check_keys(args: argparse.Namespace, configs: list[TableConfig], keys: dict
     stored shoe ``keys`` do not open stops the start here, in one line, not at the first
     table's opening."""
     from pontoon.store.db import Store
+    from pontoon.store.trust import check_tables
 
     with Store(store_url(args.db), **keys) as store:
-        store.check_keys([c.name for c in configs])
+        check_tables(store, [c.name for c in configs])
 
 
 def supervisor_token(args: argparse.Namespace) -> tuple[str, bool]:

@@ -29,6 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from pontoon.errors import InputError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import move_wallet, token_digest
+from pontoon.store.house import recorded
 from pontoon.store.roles import STAFF, Movement, Role
 from pontoon.store.schema import account_sessions, accounts, wallet_entries
 
@@ -98,8 +99,8 @@ class Accounts:
         digest = self.hasher.hash(valid_password(password))
         row = {"name": name, "role": str(role), "password_hash": digest, "balance": 0}
         try:
-            with self.store.write() as conn:
-                conn.execute(insert(accounts).values(row | {"created_at": chain.now()}))
+            with recorded(self.store) as rec:
+                rec.insert(accounts, row | {"created_at": chain.now()})
         except IntegrityError:
             raise AccountError(f"the name {name!r} is taken") from None
         return Account(name, role, 0)
@@ -113,8 +114,8 @@ class Accounts:
         if found is None:
             row = {"name": name, "role": str(Role.PLAYER), "password_hash": "!", "balance": 0}
             try:
-                with self.store.write() as conn:
-                    conn.execute(insert(accounts).values(row | {"created_at": chain.now()}))
+                with recorded(self.store) as rec:
+                    rec.insert(accounts, row | {"created_at": chain.now()})
             except IntegrityError:
                 pass  # launched twice at once: the other made it
             found = self.get(name)
@@ -197,7 +198,8 @@ class Accounts:
             raise AccountError("a reference is 1 to 64 printable characters with no space")
         key = f"cashier:{reference}"
         w = wallet_entries.c
-        with self.store.write() as conn:
+        with recorded(self.store) as rec:
+            conn = rec.conn
             done = conn.execute(select(w.account, w.kind, w.amount).where(w.key == key)).first()
             if done is not None:
                 if tuple(done) != (name, str(kind), amount):
@@ -212,17 +214,19 @@ class Accounts:
                     have = self._balance(conn, name)
                     raise AccountError(f"{name}'s wallet holds {have}, too little for {amount}")
                 raise AccountError(f"no account {name!r}")
-            conn.execute(
-                insert(wallet_entries).values(
-                    key=key,
-                    account=name,
-                    kind=str(kind),
-                    amount=amount,
-                    balance=int(after),
-                    at=chain.now(),
-                    reference=reference,
-                    by=by,
-                )
+            rec.insert(
+                wallet_entries,
+                {
+                    "key": key,
+                    "account": name,
+                    "kind": str(kind),
+                    "amount": amount,
+                    "balance": int(after),
+                    "at": chain.now(),
+                    "reference": reference,
+                    "by": by,
+                },
+                by,
             )
         return int(after)
 
@@ -237,12 +241,12 @@ class Accounts:
             }
 
     def set_limit(self, name: str, kind: play_limits.Limit, value: int | None) -> str:
-        with self.store.write() as conn:
-            return play_limits.set_limit(conn, name, kind, value)
+        with recorded(self.store) as rec:
+            return play_limits.set_limit(rec, name, kind, value)
 
     def pause(self, name: str, kind: play_limits.Pause, days: int) -> str:
-        with self.store.write() as conn:
-            return play_limits.pause(conn, name, kind, days)
+        with recorded(self.store) as rec:
+            return play_limits.pause(rec, name, kind, days)
 
     def paused_until(self, name: str) -> str | None:
         with self.store.read() as conn:
@@ -254,8 +258,8 @@ class Accounts:
             return play_limits.net_since(conn, name, since)
 
     def acknowledge(self, name: str, minutes: int) -> None:
-        with self.store.write() as conn:
-            play_limits.record_reality(conn, name, minutes)
+        with recorded(self.store) as rec:
+            play_limits.record_reality(rec, name, minutes)
 
     def entries(self, name: str) -> list[dict[str, Any]]:
         """``name``'s wallet movements, oldest first."""

@@ -145,6 +145,11 @@ def add_commands(
         help="the last resort for a lost shoe key: this table's stored shoe is deleted (it "
         "starts a new one, its open round voided under 16.5); repeatable",
     )
+    p.add_argument(
+        "--public-key",
+        metavar="PATH",
+        help="more public keys to check the current heads with (a lost record key's)",
+    )
     common(p)
     return {
         "replay": cmd_replay,
@@ -228,10 +233,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_rekey(args: argparse.Namespace) -> int:
     from pontoon.store.db import Store
+    from pontoon.store.signing import load_public_keys
+    from pontoon.store.trust import rekey
 
     keys = store_keys(args)
+    also = None if args.public_key is None else load_public_keys(args.public_key)
     with Store(args.db, **keys, must_exist=True) as store:
-        shoes, heads = store.rekey(frozenset(args.discard_shoe))
+        shoes, heads = rekey(store, frozenset(args.discard_shoe), also)
     if args.json:
         print(json.dumps({"rekeyed": shoes, "signed": heads}))
     else:

@@ -29,7 +29,7 @@ from pontoon.errors import InputError, PontoonError
 from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.engine import check_exists, engine_url, make_engine, owner_only, safe
-from pontoon.store.heads import Head, Signed, digest
+from pontoon.store.heads import Head, Signed, digest, sign
 from pontoon.store.heads import Shoe as ShoeMark
 from pontoon.store.schema import (
     HEAD,
@@ -46,7 +46,6 @@ from pontoon.store.schema import (
     store_meta,
     tables,
 )
-from pontoon.store.shoestate import advance
 from pontoon.store.statements import Statements
 
 if TYPE_CHECKING:
@@ -176,12 +175,8 @@ class TableState:
     balances: dict[str, int]
     last_number: int
     open_rounds: list[int]
-    shoe: tuple[int, str] | None
+    shoe: tuple[int, str] | None = None  # (the seq of its last write, its plain text)
     shoe_mark: ShoeMark | None = None
-
-
-class RecordError(InputError):
-    """A table whose record or shoe is not as the house signed and sealed it: not opened."""
 
 
 class Store:
@@ -291,7 +286,6 @@ class Store:
     def sign_and_insert(self, conn: Connection, heads: list[Head], at: str) -> Signed:
         """The heads signed with the first record key, the signature inserted (the caller
         points the tables at it and anchors it once the transaction is committed)."""
-        from pontoon.store.heads import sign
 
         signed = sign(self.record_keys, self.store_id, at, heads)
         conn.execute(insert(signatures).values(signed.to_dict()))
@@ -306,27 +300,6 @@ class Store:
 
             self._anchors = Anchors(where(self.anchors_target))
         self._anchors.write(signed)
-
-    def check_keys(self, names: list[str]) -> None:
-        """That each table of ``names`` opens: its head signed, its shoe sealed for it (a
-        server checks before it listens); else the :class:`InputError` its start would meet."""
-        for name in names:
-            self.table_state(name)
-
-    def rekey(self, discard: frozenset[str] = frozenset()) -> tuple[int, int]:
-        """Every table's shoe sealed again under the first shoe key and every head signed
-        again under the first record key, in one transaction: (shoes, heads). A table whose
-        signed head or sealed shoe does not check refuses the whole (:class:`InputError`,
-        nothing changed). A table recorded before heads were signed is signed as it stands,
-        its shoe sealed for it (a clear shoe too): once, as its store is upgraded. The tables
-        named in ``discard`` lose their shoe instead (its key lost for good): each starts a
-        new shoe, its open round voided (16.5)."""
-        from pontoon.store.trust import rekey
-
-        with self.write() as conn:
-            shoes, heads, signed = rekey(self, conn, chain.now(), discard)
-        self.anchor(signed)
-        return shoes, heads
 
     # ------------------------------------------------------------------ transactions
     @contextmanager
@@ -600,7 +573,8 @@ class Store:
                 )
             out.append(Written(round_id, last, h, at, shoe_mark=mark))
         sql = self._sql
-        sig = self.sign_and_insert(conn, signing, at)
+        sig = sign(self.record_keys, self.store_id, at, signing)
+        sql.run(conn, sql.insert_signature, [sig.to_dict()])
         signed.append(sig)
         for head in heads:
             head["b_signed"] = sig.id
@@ -708,10 +682,8 @@ class Store:
 
     # ------------------------------------------------------------------ reading
     def table_state(self, table: str) -> TableState | None:
-        """What a writer needs to go on appending to ``table``: once its head is found signed
-        and its shoe sealed for it (else a :class:`RecordError` saying why: not opened)."""
-        from pontoon.store.trust import open_table
-
+        """What a writer needs to go on appending to ``table`` but its shoe, which
+        :func:`pontoon.store.trust.table_state` adds once the table's head and shoe check."""
         with self.read() as conn:
             c = tables.c
             head = conn.execute(
@@ -719,7 +691,6 @@ class Store:
             ).first()
             if head is None:
                 return None
-            mark, text = open_table(self, conn, table)
             balances: dict[str, int] = {}
             t = ledger.c
             for acct, amount in conn.execute(
@@ -744,17 +715,8 @@ class Store:
                     .order_by(rounds.c.id)
                 ).scalars()
             )
-        stored = None
-        if mark is not None and text is not None:  # whole at mark[0], then cards drawn
-            stored = (mark[1], advance(text, mark[2]))
         return TableState(
-            int(head[0]),
-            str(head[1]),
-            balances,
-            int(last or 0),
-            [int(i) for i in open_ids],
-            stored,
-            mark,
+            int(head[0]), str(head[1]), balances, int(last or 0), [int(i) for i in open_ids]
         )
 
     def find_session(self, token: str) -> StoredSession | None:

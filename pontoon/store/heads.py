@@ -20,7 +20,9 @@ without the shoe key still sees a stored shoe that is not the one the house seal
 >>> signed = sign(keys, "s1", "2026-01-01T00:00:00.000000Z", [head])
 >>> check(keys.public(), "s1", head, signed) is None
 True
->>> check(keys.public(), "s1", head._replace(shoe=(2, 3, 0, "c0ffee")), signed)[-57:]
+>>> check(keys.public(), "s1", head._replace(shoe=(2, 3, 1, "bad")), signed)
+'its stored shoe is not the one the house sealed at that write (changed or swapped)'
+>>> check(keys.public(), "s1", head._replace(shoe=(2, 3, 0, "c0ffee")), signed)[-60:]
 'stored: whole at event 2, moved at event 3, 0 drawn, c0ffee)'
 """
 

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, select
 
 from pontoon.errors import InputError
 from pontoon.store import chain
 from pontoon.store.schema import account_sessions, play_limits, wallet_entries
+
+if TYPE_CHECKING:
+    from pontoon.store.house import Recording
 
 DAY = 86400
 COOLING = DAY  # seconds before a higher limit, or none, takes effect
@@ -107,21 +110,21 @@ def paused_until(conn: Any, account: str) -> str | None:
     return until if until > chain.now() else None
 
 
-def set_limit(conn: Any, account: str, kind: Limit, value: int | None) -> str:
+def set_limit(rec: Recording, account: str, kind: Limit, value: int | None) -> str:
     """Set ``account``'s ``kind`` limit (None: none); when it takes effect (at once for a
     lower limit, after :data:`COOLING` for a higher one or none)."""
     if value is not None and not 1 <= value <= 10**12:
         raise LimitError(f"a {kind} limit is 1 to 10**12, not {value}")
     now = chain.now()
-    have = current(conn, account).get(str(kind))
+    have = current(rec.conn, account).get(str(kind))
     lower = value is not None and (have is None or value < have)
     effective = now if lower else _iso(datetime.now(UTC) + timedelta(seconds=COOLING))
     row = {"account": account, "kind": str(kind), "value": value}
-    conn.execute(insert(play_limits).values(row | {"effective_at": effective, "at": now}))
+    rec.insert(play_limits, row | {"effective_at": effective, "at": now})
     return effective
 
 
-def pause(conn: Any, account: str, kind: Pause, days: int) -> str:
+def pause(rec: Recording, account: str, kind: Pause, days: int) -> str:
     """A time-out or self-exclusion of ``days`` from now (never shortening one in force):
     every logged-in session of the account is closed. Its end (UTC)."""
     least, most = kind.days
@@ -130,17 +133,17 @@ def pause(conn: Any, account: str, kind: Pause, days: int) -> str:
     end = int((datetime.now(UTC) + timedelta(days=days)).timestamp())
     now = chain.now()
     row = {"account": account, "kind": str(kind), "value": end, "effective_at": now, "at": now}
-    conn.execute(insert(play_limits).values(row))
-    conn.execute(delete(account_sessions).where(account_sessions.c.account == account))
-    until = paused_until(conn, account)
+    rec.insert(play_limits, row)
+    rec.conn.execute(delete(account_sessions).where(account_sessions.c.account == account))
+    until = paused_until(rec.conn, account)
     assert until is not None
     return until
 
 
-def record_reality(conn: Any, account: str, minutes: int) -> None:
+def record_reality(rec: Recording, account: str, minutes: int) -> None:
     now = chain.now()
     row = {"account": account, "kind": REALITY_ACK, "value": minutes, "effective_at": now}
-    conn.execute(insert(play_limits).values(row | {"at": now}))
+    rec.insert(play_limits, row | {"at": now})
 
 
 def net_since(conn: Any, account: str, since: str) -> int:

@@ -19,6 +19,7 @@ from pontoon.shoe import Place, Shoe
 from pontoon.store import chain
 from pontoon.store.db import Batch, RoundWrite, Store, Written
 from pontoon.store.shoestate import advance, snapshot
+from pontoon.store.trust import table_state
 
 
 class LedgerError(InputError):
@@ -63,6 +64,8 @@ class TableLog:
     ) -> None:
         if not table or len(table) > 64:
             raise InputError("a table's name is 1 to 64 characters")
+        if table.startswith("@"):
+            raise InputError(f"a table's name may not start with '@' (the house's): {table!r}")
         self.store = store
         self.table = table
         # scripted rounds, and a wallet: players bring exactly what they stake
@@ -78,7 +81,7 @@ class TableLog:
         self.reload()
 
     def reload(self) -> None:
-        state = self.store.table_state(self.table)
+        state = table_state(self.store, self.table)
         assert state is not None
         self.head_seq = state.head_seq
         self.head_hash = state.head_hash

@@ -85,6 +85,11 @@ class PublicKeys:
             return False
         return True
 
+    def __or__(self, other: PublicKeys) -> PublicKeys:
+        both = PublicKeys([], self.source)
+        both._keys = self._keys | other._keys
+        return both
+
     def lines(self) -> list[str]:
         """The keys as a public key file holds them."""
         raw = (k.public_bytes(Encoding.Raw, PublicFormat.Raw) for k in self._keys.values())

@@ -21,6 +21,7 @@ from pontoon.store.schema import (
     rounds,
     sessions,
     shoe_states,
+    signatures,
     tables,
     wallet_entries,
 )
@@ -92,6 +93,7 @@ class Statements:
         self.insert_players = self._insert(round_players, ["round_id", "player", "net"])
         self.update_net = self._update({"b_id": p.round_id, "b_player": p.player}, {"b_net": p.net})
         self.upsert_shoe = self._compile(upsert_shoe(dialect.name), ["table_id", "seq", "state"])
+        self.insert_signature = self._compile(signatures.insert(), [c.name for c in signatures.c])
         self.insert_session = self._compile(
             sessions.insert(), ["token_hash", "table_id", "player", "created_at"]
         )

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from pontoon.store import chain
 from pontoon.store.db import Store
+from pontoon.store.house import recorded
 from pontoon.store.schema import staff_actions, tables
 
 
@@ -23,11 +24,11 @@ class Settings:
 
 
 def record(store: Store, account: str, role: str, table: str, action: str) -> None:
-    """One setting, after the table's last event."""
-    with store.write() as conn:
-        seq = conn.execute(select(tables.c.head_seq).where(tables.c.id == table)).scalar()
+    """One setting, after the table's last event, in the house's record."""
+    with recorded(store) as rec:
+        seq = rec.conn.execute(select(tables.c.head_seq).where(tables.c.id == table)).scalar()
         row = {"account": account, "role": role, "table_id": table, "seq": int(seq or 0)}
-        conn.execute(insert(staff_actions).values(row | {"action": action, "at": chain.now()}))
+        rec.insert(staff_actions, row | {"action": action, "at": chain.now()}, account)
 
 
 def settings(store: Store, table: str) -> Settings:

@@ -18,7 +18,10 @@ What is checked, table by table, in chain order:
 6. each table's head, and where its shoe stands, is covered by a genuine signature of this
    store under one of the public keys given (:mod:`pontoon.store.heads`): a chain recomputed
    by anyone without the private key is caught here;
-7. with ``anchors`` (the signed heads kept outside the store, :mod:`pontoon.store.anchors`):
+7. every money and control row outside the tables' chains (accounts and roles, cashiers'
+   movements, limits and pauses, table settings) is as the house's own chain last recorded
+   it (:mod:`pontoon.store.house`);
+8. with ``anchors`` (the signed heads kept outside the store, :mod:`pontoon.store.anchors`):
    every genuine anchored head of this store is in its chain, with the same hash — a store
    restored to an earlier copy, cut short, or rewritten since is caught, naming the table and
    the last round it lacks.
@@ -42,6 +45,8 @@ from pontoon.store import chain
 from pontoon.store.anchors import read
 from pontoon.store.db import Store, event_of
 from pontoon.store.heads import Head, Signed, check, genuine, heads_of
+from pontoon.store.house import HOUSE
+from pontoon.store.house import check as house_check
 from pontoon.store.roles import IN
 from pontoon.store.schema import (
     accounts,
@@ -117,6 +122,7 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
         report.tables = len(chain_tables)
         report.rounds = len(round_rows)
         seen_rounds: set[int] = set()
+        house_records: list[Event] = []
         moved: dict[tuple[str, int], tuple[str, str, int]] = {}  # the wallets' events
         taken = {
             (str(t), int(f))
@@ -140,6 +146,8 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
                     by_round[s.round_id].append(s)
             _check_rounds(table, by_round, round_rows, players, report)
             seen_rounds |= set(by_round)
+            if table == HOUSE:
+                house_records = [s.event for s in stored]
         for rid, row in sorted(round_rows.items()):
             if rid not in seen_rounds:
                 report.problems.append(
@@ -147,6 +155,7 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
                     "chain belongs to it"
                 )
         _check_wallets(conn, moved, report)
+        report.problems += house_check(conn, house_records)
     with store.read() as conn:  # the store's own signatures: none past its chains
         rows = conn.execute(select(signatures).order_by(signatures.c.at))
         own = ((f"signature {r.id}", Signed(*(str(v) for v in r))) for r in rows)
