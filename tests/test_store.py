@@ -9,7 +9,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -94,10 +94,16 @@ def simple_move(rnd: Round) -> Move:
 
 
 def record_rounds(
-    url: str, n: int, seed: int = 11, table: str = "t1", anchors: str | None = None
+    url: str,
+    n: int,
+    seed: int = 11,
+    table: str = "t1",
+    anchors: str | None = None,
+    after: Callable[[int], None] | None = None,
 ) -> None:
     """``n`` rounds of two players on two boxes, committed action by action (the signed
-    heads also to ``anchors``, else the default anchors file)."""
+    heads also to ``anchors``, else the default anchors file); ``after(number)`` is called
+    once each round is over."""
     rules = load_rules("nz-pontoon")
     with Store(url, anchors=anchors) as store:
         log = TableLog(store, table)
@@ -118,6 +124,8 @@ def record_rounds(
                 else:
                     rnd.apply(simple_move(rnd))
                 rl.commit(shoe)
+            if after is not None:
+                after(rl.number)
         log.withdraw("ben")
 
 

@@ -235,9 +235,9 @@ def test_a_database_restored_to_an_earlier_copy_is_caught_by_the_anchors(
     url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     anchors = tmp_path / "anchors.jsonl"
-    record_rounds(url, 2, anchors=str(anchors))
-    backup = _copy(url)
-    record_rounds(url, 2, seed=12, anchors=str(anchors))  # rounds 3 and 4
+    backups = []
+    record_rounds(url, 4, anchors=str(anchors), after=lambda n: backups.append(_copy(url)))
+    backup = backups[1]  # as it was after round 2 (rounds 3 and 4 are played after it)
     assert cli(["verify", "--db", url, "--anchors", str(anchors)], capsys)[0] == 0
     _restore(url, backup)
     assert cli(["verify", "--db", url], capsys)[0] == 0  # by its own chain: intact
@@ -459,3 +459,49 @@ def test_an_old_stores_money_and_control_rows_are_recorded_once_by_rekey(
     )
     code, out = cli(["rekey", "--db", url], capsys)  # once: never again to launder a change
     assert code == 2 and "'@house'" in out, out
+
+
+# ---------------------------------------------------------------------------- the committed shoe
+def test_a_finished_shoe_dealt_other_than_committed_is_caught_even_with_the_key(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Someone holding the record key (a rogue operator) rewrites a dealt card and signs the
+    recomputed head: the signature holds, the revealed shoe does not."""
+    from pontoon.round import Round
+    from pontoon.rules import load_rules
+    from pontoon.shoe import seeded
+    from tests.test_store import simple_move
+
+    rules = load_rules("nz-pontoon", {"decks": "1"})
+    with Store(url) as store:
+        log = TableLog(store, "t1")
+        log.deposit("ana", 100_000)
+        shoe = Shoe(rules, seeded(3))
+        while shoe.shuffles < 2:  # a first shoe played out and revealed at the next shuffle
+            rnd = Round(rules, shoe)
+            rl = log.start(rnd)
+            rnd.place_wager(1, "ana", 1000)
+            rnd.deal()
+            while not rnd.over:
+                rnd.apply(simple_move(rnd))
+            rl.commit(shoe)
+    assert cli(["verify", "--db", url], capsys)[0] == 0
+    with Store(url) as store, store.read() as conn:
+        seq, card = conn.execute(
+            select(events.c.seq, events.c.card)
+            .where(events.c.kind == "deal", events.c.rule != "16.4")
+            .order_by(events.c.seq)
+            .limit(1)
+        ).one()
+    other = "KD" if card != "KD" else "QD"
+    _sql(url, [update(events).where(events.c.seq == seq).values(card=other)])
+    _rehash(url)
+    row = _row(url)
+    with Store(url) as store, store.write() as conn:
+        shoe_at = (row["state_seq"], row["shoe_seq"], row["shoe_drawn"], digest(row["state"]))
+        signed = store.sign_and_insert(
+            conn, [Head("t1", row["head_seq"], row["head_hash"], shoe_at)], chain.now()
+        )
+        conn.execute(update(tables).where(tables.c.id == "t1").values(signed=signed.id))
+    first = _broken(url, capsys)
+    assert "'t1'" in first and "revealed shoe" in first and other in first, first

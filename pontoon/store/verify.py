@@ -18,10 +18,12 @@ What is checked, table by table, in chain order:
 6. each table's head, and where its shoe stands, is covered by a genuine signature of this
    store under one of the public keys given (:mod:`pontoon.store.heads`): a chain recomputed
    by anyone without the private key is caught here;
-7. every money and control row outside the tables' chains (accounts and roles, cashiers'
+7. every shoe revealed is the one committed to at its shuffle, and every card the record shows
+   leaving it left it in its order (:mod:`pontoon.store.commitments`);
+8. every money and control row outside the tables' chains (accounts and roles, cashiers'
    movements, limits and pauses, table settings) is as the house's own chain last recorded
    it (:mod:`pontoon.store.house`);
-8. with ``anchors`` (the signed heads kept outside the store, :mod:`pontoon.store.anchors`):
+9. with ``anchors`` (the signed heads kept outside the store, :mod:`pontoon.store.anchors`):
    every genuine anchored head of this store is in its chain, with the same hash — a store
    restored to an earlier copy, cut short, or rewritten since is caught, naming the table and
    the last round it lacks.
@@ -43,6 +45,7 @@ from pontoon.events import Event, upgraded
 from pontoon.replay import replay
 from pontoon.store import chain
 from pontoon.store.anchors import read
+from pontoon.store.commitments import check as shoes_check
 from pontoon.store.db import Store, event_of
 from pontoon.store.heads import Head, Signed, check, genuine, heads_of
 from pontoon.store.house import HOUSE
@@ -132,6 +135,7 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
             _check_fences(conn, table, taken, report)
             stored = _check_chain(conn, table, heads.get(table), report)
             chains[table] = {s.seq: s.hash for s in stored}
+            report.problems += shoes_check(table, [(s.seq, s.round_id, s.event) for s in stored])
             if table in heads:
                 _check_signed(conn, store, public, table, report)
             _check_ledger(conn, table, stored, report)
