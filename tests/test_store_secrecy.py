@@ -344,6 +344,7 @@ def test_a_deleted_shoe_row_voids_the_open_round_and_a_fresh_shoe_starts(url: st
     with Store(url) as store:
         report = verify(store)
     assert report.ok, report.problems
+    assert len(report.notes) == 1 and "'lost'" in report.notes[0], report.notes  # in the record
     _crash_mid_round(url, seed=7, keys=ShoeKeys([_key()]))
     with Store(url) as store, store.write() as conn:
         conn.execute(text("DELETE FROM shoe_states WHERE table_id = 'terminal'"))

@@ -209,6 +209,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
         for table, (seq, h) in sorted(report.heads.items()):
             print(f"  head of {table!r}: event {seq}, hash {h}")
+        for note in report.notes:
+            print(f"  note: {note}")
     else:
         print(f"BROKEN: {report.problems[0]}")
         for more in report.problems[1:6]:

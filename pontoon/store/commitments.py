@@ -44,6 +44,9 @@ from pontoon.shoe import commitment_of, read_shoe_text
 from pontoon.vocab import EventKind
 
 SHUFFLE, DISCLOSE = EventKind.SHUFFLE, EventKind.DISCLOSE
+LOST = "shoe-key-lost"
+"""The ``rule`` of a ``disclose`` with no text: the shoe was set aside unrevealed, its key
+lost for good (``pontoon rekey --discard-shoe``): no problem, but :func:`unrevealed` names it."""
 
 
 def _short(digest: str) -> str:
@@ -62,7 +65,9 @@ def check(table: str, events: Sequence[tuple[int, int | None, Event]]) -> list[s
     opened: tuple[int, str] | None = None  # (seq, commitment) of the shoe in play
     gone: list[tuple[int, int | None, Card]] = []  # the cards that left it: seq, round, card
     for i, (seq, rid, e) in enumerate(events):
-        if e.kind == DISCLOSE:
+        if e.kind == DISCLOSE and e.detail is None and e.rule == LOST:
+            opened, gone = None, []
+        elif e.kind == DISCLOSE:
             if opened is None:
                 out.append(f"{where} {seq}: a shoe is revealed, but none is committed to")
             else:
@@ -116,4 +121,15 @@ def _revealed(
     return None
 
 
-__all__ = ["check"]
+def unrevealed(table: str, events: Sequence[tuple[int, int | None, Event]]) -> list[str]:
+    """The shoes of ``table`` set aside unrevealed because their key was lost, one line each
+    (what ``pontoon verify`` notes beside an intact store)."""
+    return [
+        f"table {table!r} event {seq}: a shoe was set aside unrevealed (its shoe key was lost: "
+        "pontoon rekey --discard-shoe); its cards cannot be checked"
+        for seq, _, e in events
+        if e.kind == DISCLOSE and e.detail is None and e.rule == LOST
+    ]
+
+
+__all__ = ["LOST", "check", "unrevealed"]

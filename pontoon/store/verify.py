@@ -46,6 +46,7 @@ from pontoon.replay import replay
 from pontoon.store import chain
 from pontoon.store.anchors import read
 from pontoon.store.commitments import check as shoes_check
+from pontoon.store.commitments import unrevealed
 from pontoon.store.db import Store, event_of
 from pontoon.store.heads import Head, Signed, check, genuine, heads_of
 from pontoon.store.house import HOUSE
@@ -77,6 +78,7 @@ class Report:
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     balances: dict[str, dict[str, int]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what holds, but a reader should know
 
     @property
     def ok(self) -> bool:
@@ -87,6 +89,7 @@ class Report:
             "ok": self.ok,
             "first_broken_link": self.problems[0] if self.problems else None,
             "problems": self.problems,
+            "notes": self.notes,
             "tables": self.tables,
             "events": self.events,
             "rounds": self.rounds,
@@ -135,7 +138,9 @@ def verify(store: Store, public: PublicKeys | None = None, anchors: str | None =
             _check_fences(conn, table, taken, report)
             stored = _check_chain(conn, table, heads.get(table), report)
             chains[table] = {s.seq: s.hash for s in stored}
-            report.problems += shoes_check(table, [(s.seq, s.round_id, s.event) for s in stored])
+            mine = [(s.seq, s.round_id, s.event) for s in stored]
+            report.problems += shoes_check(table, mine)
+            report.notes += unrevealed(table, mine)
             if table in heads:
                 _check_signed(conn, store, public, table, report)
             _check_ledger(conn, table, stored, report)
