@@ -65,12 +65,13 @@ class Revealed:
 
 
 def recent(store: Store, table: str, limit: int = 5) -> list[Revealed]:
-    """The shoes ``table`` revealed last, oldest first."""
+    """The shoes ``table`` revealed last, oldest first (a shoe set aside unrevealed, its key
+    lost, has no text to check: not among them)."""
     e = events.c
     with store.read() as conn:
         found = conn.execute(
             select(events)
-            .where(and_(e.table_id == table, e.kind == str(DISCLOSE)))
+            .where(and_(e.table_id == table, e.kind == str(DISCLOSE), e.detail.is_not(None)))
             .order_by(e.seq.desc())
             .limit(limit)
         ).all()
