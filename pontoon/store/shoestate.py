@@ -53,7 +53,7 @@ def compact(cards: tuple[Card, ...] | list[Card]) -> str:
     >>> compact([Card.parse("AS"), Card.parse("KC")]), uncompact("Az")
     ('Az', (Card('AS'), Card('KC')))
     """
-    return "".join([_CODE[c] for c in cards])
+    return "".join(map(_CODE.__getitem__, cards))
 
 
 def uncompact(text: str) -> tuple[Card, ...]:
@@ -81,10 +81,26 @@ def snapshot(shoe: Shoe) -> str:
     return text
 
 
+_ORDERS: weakref.WeakKeyDictionary[Shoe, tuple[tuple[Card, ...], str]] = (
+    weakref.WeakKeyDictionary()
+)  # each shoe's committed order as :func:`compact` wrote it (the same until its next shuffle)
+
+
+def _order(shoe: Shoe, order: tuple[Card, ...]) -> str:
+    """``compact(order)``, made once per committed order (the whole shoe: 312 cards of six
+    decks, every write of the shoe would make it again)."""
+    last = _ORDERS.get(shoe)
+    if last is None or last[0] is not order:
+        last = _ORDERS[shoe] = (order, compact(order))
+    return last[1]
+
+
 def _text(shoe: Shoe, rng: dict[str, Any] | None) -> str:
     state = shoe.state()
-    order = state.order if state.salt is not None else state.cards
-    data: dict[str, Any] = {"order": compact(order), "left": len(order) - len(state.cards)}
+    committed = state.salt is not None
+    order = state.order if committed else state.cards
+    text = _order(shoe, order) if committed else compact(order)
+    data: dict[str, Any] = {"order": text, "left": len(order) - len(state.cards)}
     if state.salt is not None:
         data["salt"] = state.salt.hex()
     data |= {
