@@ -505,3 +505,62 @@ def test_a_finished_shoe_dealt_other_than_committed_is_caught_even_with_the_key(
         conn.execute(update(tables).where(tables.c.id == "t1").values(signed=signed.id))
     first = _broken(url, capsys)
     assert "'t1'" in first and "revealed shoe" in first and other in first, first
+
+
+# ---------------------------------------------------------------------------- the anchors' places
+def test_anchors_go_to_a_url_again_after_it_failed_and_to_syslog_with_a_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A URL that fails first is sent the lines again; its bearer token goes in a header, not
+    the URL; syslog's lines read back with their prefix."""
+    import http.server
+    import syslog
+    import threading
+
+    from pontoon.store import anchors as anchors_module
+    from pontoon.store.anchors import Anchors, Sender, read
+
+    got: list[tuple[str | None, bytes]] = []
+    answers = [500, 200]
+
+    class Collector(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            code = answers.pop(0) if answers else 200
+            if code == 200:
+                got.append((self.headers.get("Authorization"), body))
+            self.send_response(code)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        signed = [sign(RecordKeys([generate()]), "s", chain.now(), [Head("t1", 1, "ab" * 32)])]
+        sender = Sender(f"http://127.0.0.1:{server.server_port}/anchors", "tok", retry=0.05)
+        sender.put([json_line(signed[0])])
+        for _ in range(200):
+            if sender.sent:
+                break
+            threading.Event().wait(0.02)
+        sender.close()
+    finally:
+        server.shutdown()
+    assert answers == [] and len(got) == 1 and got[0][0] == "Bearer tok"
+    assert got[0][1].decode() == json_line(signed[0]) + "\n"
+    logged: list[str] = []
+    monkeypatch.setattr(anchors_module.syslog, "syslog", lambda _prio, line: logged.append(line))
+    monkeypatch.setattr(anchors_module.syslog, "openlog", lambda *a: None)
+    Anchors(anchors_module.SYSLOG).write(signed)
+    path = tmp_path / "syslog.txt"
+    path.write_text("".join(f"Dec  7 03:00:00 host pontoon-anchors[7]: {x}\n" for x in logged))
+    assert list(read(str(path))) == signed
+    assert syslog.LOG_LOCAL0  # (the facility the anchors are logged under)
+
+
+def json_line(signed: Any) -> str:
+    import json
+
+    return json.dumps(signed.to_dict(), separators=(",", ":"))
