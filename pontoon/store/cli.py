@@ -56,7 +56,8 @@ def key_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--anchors",
         metavar="PATH",
-        help="where the signed heads also go: a file of JSON lines, 'syslog' or 'off' "
+        help="where the signed heads also go: a file of JSON lines, 'syslog', an http(s) URL "
+        "that takes them by POST, or 'off' "
         "(default $PONTOON_ANCHORS, else ~/.local/state/pontoon/anchors.jsonl)",
     )
 
