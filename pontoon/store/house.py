@@ -31,7 +31,6 @@ from pontoon.store.heads import Head, Signed
 from pontoon.store.schema import accounts, play_limits, staff_actions, tables, wallet_entries
 
 
-
 class Store(Protocol):
     """What the house's record needs of a :class:`pontoon.store.db.Store` (which imports the
     modules that record through this one)."""
@@ -43,6 +42,7 @@ class Store(Protocol):
     def sign_and_insert(self, conn: Connection, heads: list[Head], at: str) -> Signed: ...
 
     def anchor(self, signed: list[Signed]) -> None: ...
+
 
 HOUSE = "@house"
 """The chain of the house's own records (a table's name never starts with ``@``)."""
