@@ -348,9 +348,20 @@ def test_staff_act_by_role_and_every_staff_action_is_recorded_with_its_name(
 
 
 def test_the_shared_supervisor_token_opens_nothing_in_accounts_mode(client: TestClient) -> None:
+    """A token left from a demonstration (the environment's) opens neither the socket, the
+    state, the report, any round's recall nor the pit's controls; and nobody can register
+    the name of a role to be taken for it."""
     with client.websocket_connect(f"/ws/kauri?token={SUPERVISOR}") as ws:
         assert ws.receive_json()["code"] == "auth"
     assert client.get(f"/api/tables/kauri/state?token={SUPERVISOR}").status_code == 401
+    assert client.get(f"/api/report?token={SUPERVISOR}").status_code == 401
+    assert client.get(f"/api/recall/1?token={SUPERVISOR}").status_code == 401
+    assert client.get(f"/api/pit/tables?token={SUPERVISOR}").status_code == 401
+    r = client.post(f"/api/pit/tables/kauri?token={SUPERVISOR}", json={"open": False})
+    assert r.status_code in (401, 403), r.text
+    for role in ("supervisor", "Pitboss", "cashier", "dealer", "player", "house", "policy"):
+        r = client.post("/api/accounts", json={"name": role, "password": PASSWORD})
+        assert r.status_code == 422 and "reserved" in r.text, (role, r.text)
     staff = login(client, "mere")
     r = client.post("/api/tables/kauri/join", headers=staff)
     assert r.status_code == 403  # staff do not sit down

@@ -24,12 +24,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pontoon.errors import InputError
 from pontoon.store import chain
 from pontoon.store.accounts import STAFF, Account, AccountError, Accounts, Movement, Role
 from pontoon.store.play_limits import Limit, Pause
+from pontoon.store.roles import passes_for_the_house
 
 from .limits import Limits, Throttle
 from .table import Refused
@@ -46,6 +47,18 @@ class Credentials(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Name
     password: Password
+
+
+class Registration(Credentials):
+    """A new account's name and password: the name may not pass for the house's people
+    (a role, the policy, the page's words: :func:`pontoon.store.roles.passes_for_the_house`)."""
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        if passes_for_the_house(name):
+            raise ValueError("reserved: a name may not pass for one of the house's people")
+        return name
 
 
 class LimitRequest(BaseModel):
@@ -204,7 +217,7 @@ def add_routes(
             raise HTTPException(403, "the operator keeps the players' accounts and money")
 
     @app.post("/api/accounts", status_code=201)
-    async def register(body: Credentials) -> dict[str, Any]:
+    async def register(body: Registration) -> dict[str, Any]:
         built_in()
         d = door()
         try:

@@ -250,6 +250,8 @@ def create_app(
         """Who asks for recall or a report: the supervisor's token, a table's session, or
         the logged-in account."""
         if key and table is None:
+            if accounts:  # one identity: staff log in; a shared token opens nothing
+                raise HTTPException(401, "staff log in: the shared supervisor token opens nothing")
             if secrets.compare_digest(key.encode("utf-8", "surrogatepass"), token.encode()):
                 return "supervisor", str(Role.SUPERVISOR)
             raise HTTPException(401, "that is not the supervisor's token")

@@ -18,13 +18,14 @@ from pontoon.errors import PontoonError
 from pontoon.store.accounts import STAFF, Account, Accounts
 from pontoon.store.db import NameTakenError, Store, WalletError, token_digest
 from pontoon.store.group import GroupWriter
+from pontoon.store.roles import look
 from pontoon.store.table_settings import settings
 
 from .accounts import Door
 from .charts import Charts
 from .limits import Bucket, Limits, Throttle
 from .operator import OperatorConfig, OperatorWallet
-from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, look, parse
+from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, parse
 from .table import Client, Refused, Session, Table, TableConfig, with_limits
 from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .timing import Timings
@@ -207,7 +208,7 @@ class Hub:
     async def join(self, table: Table, name: str, addr: str | None = None) -> Session:
         """A new session at ``table`` for ``name`` made from ``addr`` (its lock held). 409
         when a session has the name (one made before a restart counts, it is in the store)
-        or one too like it (:func:`pontoon.server.protocol.look`), or the table has its
+        or one too like it (:func:`pontoon.store.roles.look`), or the table has its
         ``players_per_table``; 429 when ``addr`` has ``joins_per_address`` sessions open
         there."""
         taken = f"{name!r} is already at table {table.name!r}"

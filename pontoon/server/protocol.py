@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from pontoon.store.roles import passes_for_the_house
+
 MAX_MESSAGE = 4096  # bytes: larger messages are refused unread
 ID = Annotated[str, Field(min_length=1, max_length=64)]
 Box = Annotated[int, Field(ge=1, le=7)]
@@ -122,25 +124,6 @@ def parse(text: str | bytes) -> Message:
         raise BadMessage("invalid message: " + "; ".join(parts)) from None
 
 
-# names a player may not take: they would pass for the house's people (or the page's words)
-ROLES = frozenset(
-    {"admin", "cashier", "casino", "croupier", "dealer", "house", "inspector", "manager"}
-    | {"moderator", "operator", "pit", "pitboss", "pontoon", "server", "staff", "supervisor"}
-    | {"system", "table", "watcher"}
-)
-_LOOK = str.maketrans({"0": "o", "1": "l", "i": "l", "-": "_"})
-
-
-def look(name: str) -> str:
-    """What a name looks like on the table, to tell names apart: case, ``-`` or ``_``, and
-    ``0``/``O``, ``1``/``l``/``I`` do not count.
-
-    >>> look("Ana-1") == look("ana_l") == look("ANA_I")
-    True
-    """
-    return name.casefold().translate(_LOOK)
-
-
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9_\-]+$")]
@@ -150,8 +133,7 @@ class JoinRequest(BaseModel):
     def _not_a_role(cls, name: str) -> str:
         """A name may not pass for a role of the house (``Dealer``, ``super-visor``,
         ``house_2``): its letters, in any case, without ``-``, ``_`` and digits."""
-        letters = "".join(c for c in name.casefold() if c.isalpha())
-        if letters in ROLES or look(letters) in {look(r) for r in ROLES}:
+        if passes_for_the_house(name):
             raise ValueError("a name may not pass for one of the house's people")
         return name
 

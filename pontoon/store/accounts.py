@@ -30,7 +30,7 @@ from pontoon.errors import InputError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import move_wallet, token_digest
 from pontoon.store.house import recorded
-from pontoon.store.roles import STAFF, Movement, Role
+from pontoon.store.roles import STAFF, Movement, Role, passes_for_the_house
 from pontoon.store.schema import account_sessions, accounts, wallet_entries
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ class WrongReference(AccountError):
 def valid_name(name: str) -> str:
     if not NAME.match(name):
         raise AccountError("a name is 1 to 24 of the letters A-Z a-z, the digits, - and _")
+    if passes_for_the_house(name):
+        raise AccountError("that name is reserved: it would pass for one of the house's people")
     return name
 
 

@@ -31,4 +31,37 @@ class Movement(StrEnum):
 
 IN = frozenset({Movement.DEPOSIT, Movement.CREDIT, Movement.ROLLBACK})
 
-__all__ = ["IN", "STAFF", "Movement", "Role"]
+# names nobody may take, at a table or as an account: they would pass for the house's people,
+# a role, the interrupted-round policy, or the page's words
+RESERVED = frozenset(
+    {"admin", "cashier", "casino", "croupier", "dealer", "house", "inspector", "manager"}
+    | {"moderator", "operator", "pit", "pitboss", "player", "policy", "pontoon", "server"}
+    | {"staff", "supervisor", "system", "table", "watcher"}
+)
+_LOOK = str.maketrans({"0": "o", "1": "l", "i": "l", "-": "_"})
+
+
+def look(name: str) -> str:
+    """What a name looks like on the table, to tell names apart: case, ``-`` or ``_``, and
+    ``0``/``O``, ``1``/``l``/``I`` do not count.
+
+    >>> look("Ana-1") == look("ana_l") == look("ANA_I")
+    True
+    """
+    return name.casefold().translate(_LOOK)
+
+
+def passes_for_the_house(name: str) -> bool:
+    """Whether ``name`` would pass for one of :data:`RESERVED` (``Dealer``, ``super-visor``,
+    ``house_2``, ``p1ayer``): its letters, in any case, without ``-``, ``_`` and digits.
+
+    >>> passes_for_the_house("Super-visor"), passes_for_the_house("ana")
+    (True, False)
+    """
+    letters = "".join(c for c in name.casefold() if c.isalpha())
+    return letters in RESERVED or look(letters) in _RESERVED_LOOKS
+
+
+_RESERVED_LOOKS = frozenset(look(r) for r in RESERVED)
+
+__all__ = ["IN", "RESERVED", "STAFF", "Movement", "Role", "look", "passes_for_the_house"]
