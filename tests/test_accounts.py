@@ -273,6 +273,21 @@ def test_failed_logins_are_throttled_per_account(
         assert r.status_code == 200  # another account is not concerned
 
 
+def test_registrations_are_throttled_per_address_on_a_pool_of_their_own(db: Path) -> None:
+    """A burst of registrations from one address: the first few are made, the rest answered
+    429 without hashing a password; their hashing never takes the logins' threads."""
+    with serving(_app(db, Limits(registrations=3))) as client:
+        codes = [
+            client.post("/api/accounts", json={"name": f"bot{i}", "password": PASSWORD}).status_code
+            for i in range(10)
+        ]
+        assert codes == [201] * 3 + [429] * 7, codes
+        hub = client.app.state.hub  # type: ignore[attr-defined]
+        assert hub.door.making is not hub.door.pool  # (their own thread)
+        r = client.post("/api/login", json={"name": "mere", "password": PASSWORD})
+        assert r.status_code == 200  # logins go on
+
+
 def test_the_wallet_pays_each_wager_and_takes_each_win_in_the_events_transaction(
     db: Path, client: TestClient
 ) -> None:

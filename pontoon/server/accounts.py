@@ -116,6 +116,10 @@ class Door:
         self.started: dict[str, tuple[float, str]] = {}  # first wager (monotonic, UTC)
         self.acked: dict[str, float] = {}  # the last reality check seen
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pontoon-login")
+        # registrations hash on a thread of their own, counted per address: a burst of them
+        # neither takes the logins' threads nor makes more than a few accounts
+        self.making = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pontoon-register")
+        self.registering = Throttle(limits.registrations, limits.registration_window)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -217,11 +221,19 @@ def add_routes(
             raise HTTPException(403, "the operator keeps the players' accounts and money")
 
     @app.post("/api/accounts", status_code=201)
-    async def register(body: Registration) -> dict[str, Any]:
+    async def register(body: Registration, request: Request) -> dict[str, Any]:
         built_in()
         d = door()
+        addr = request.client.host if request.client is not None else "?"
+        if d.registering.blocked(addr):
+            log.warning("registrations from %s throttled", addr)
+            raise HTTPException(429, "too many new accounts from this address: try again later")
+        d.registering.fail(addr)  # (every attempt counts: a hash is made for each)
+        loop = asyncio.get_running_loop()
         try:
-            account = await d.run(d.accounts.create, body.name, body.password, Role.PLAYER)
+            account = await loop.run_in_executor(
+                d.making, d.accounts.create, body.name, body.password, Role.PLAYER
+            )
         except AccountError as exc:
             raise HTTPException(409, str(exc)) from None
         except InputError as exc:

@@ -37,6 +37,8 @@ class Limits:
     failure_window: float = 60.0
     login_failures: int = 5  # failed logins of one account within ``login_window``
     login_window: float = 900.0
+    registrations: int = 5  # accounts registered from one address within ``registration_window``
+    registration_window: float = 3600.0
     sockets_per_account: int = 8  # all its sessions', at every table: past it the oldest goes
 
 

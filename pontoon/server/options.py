@@ -186,4 +186,5 @@ LIMIT_OPTIONS: tuple[tuple[str, type, str, str, float], ...] = (
     ("joins_per_address", int, "N", "open sessions made from one address at one table", 1e5),
     ("players_per_table", int, "N", "open sessions at one table", 1e5),
     ("header_seconds", float, "S", "close a connection whose request head takes longer", 3600),
+    ("registrations", int, "N", "accounts registered from one address in an hour", 1e5),
 )
