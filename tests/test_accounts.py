@@ -273,6 +273,37 @@ def test_failed_logins_are_throttled_per_account(
         assert r.status_code == 200  # another account is not concerned
 
 
+def test_guessing_from_other_addresses_never_locks_the_owner_out(db: Path) -> None:
+    """20 guesses from 127.0.0.2: that address is throttled for ana, ana at 127.0.0.3 logs in
+    and is told of the failures. Guessing spread over many addresses reaches the account's
+    own cap: then a new browser is refused, but ana's, which logged in before, is not."""
+    app = _app(db, Limits(login_failures=3, failures=1000))
+    with serving(app) as client:
+        register(client, "ana")
+        owner = TestClient(app, client=("127.0.0.3", 50001))
+        assert (
+            owner.post("/api/login", json={"name": "ana", "password": PASSWORD}).json()[
+                "failed_logins"
+            ]
+            == 0
+        )  # (and owner now holds ana's device cookie)
+        attacker = TestClient(app, client=("127.0.0.2", 50002))
+        wrong = {"name": "ana", "password": "wrong-password"}
+        codes = [attacker.post("/api/login", json=wrong).status_code for _ in range(20)]
+        assert codes == [401] * 3 + [429] * 17, codes
+        r = owner.post("/api/login", json={"name": "ana", "password": PASSWORD})
+        assert r.status_code == 200 and r.json()["failed_logins"] == 3, r.text
+        for i in range(10, 19):  # 27 more failures, from nine more addresses: 30 in all
+            spread = TestClient(app, client=(f"127.0.1.{i}", 50000 + i))
+            for _ in range(3):
+                assert spread.post("/api/login", json=wrong).status_code == 401
+        stranger = TestClient(app, client=("127.0.0.9", 50009))
+        r = stranger.post("/api/login", json={"name": "ana", "password": PASSWORD})
+        assert r.status_code == 429 and "this account" in r.text
+        r = owner.post("/api/login", json={"name": "ana", "password": PASSWORD})
+        assert r.status_code == 200 and r.json()["failed_logins"] == 27, r.text
+
+
 def test_registrations_are_throttled_per_address_on_a_pool_of_their_own(db: Path) -> None:
     """A burst of registrations from one address: the first few are made, the rest answered
     429 without hashing a password; their hashing never takes the logins' threads."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import hmac
 import logging
 import math
 import secrets
@@ -36,6 +37,9 @@ from .limits import Limits, Throttle
 from .table import Refused
 
 COOKIE = "pontoon_session"
+DEVICE = "pontoon_device"  # a browser that logged in to an account before (OWASP's device cookie)
+DEVICE_DAYS = 365
+SPREAD = 10  # an account's failures from every address, as a multiple of one address's limit
 CSRF_HEADER = "x-csrf-token"
 log = logging.getLogger(__name__)
 
@@ -111,7 +115,15 @@ class Door:
         self.wallets = wallets
         self.session_seconds = session_seconds
         self.remote = False  # the wallets are an operator's (their balances in ``wallets``)
+        # OWASP's Authentication Cheat Sheet ("Account Lockout", "Device Cookies"): failures
+        # are counted per account and address, so guessing from one address never locks the
+        # account's owner out elsewhere; an account's failures from every address are capped
+        # too (guessing spread over many addresses), and a browser that logged in to the
+        # account before (its device cookie) passes that cap
         self.by_name = Throttle(limits.login_failures, limits.login_window)
+        self.by_account = Throttle(limits.login_failures * SPREAD, limits.login_window)
+        self.device_key = secrets.token_bytes(32)  # (this process's: a restart forgets them)
+        self.failed: dict[str, int] = {}  # failed logins of each account since its last one
         self.reality: dict[str, int | None] = {}  # each player's reality check, in minutes
         self.started: dict[str, tuple[float, str]] = {}  # first wager (monotonic, UTC)
         self.acked: dict[str, float] = {}  # the last reality check seen
@@ -124,15 +136,30 @@ class Door:
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
-    async def login(self, name: str, password: str, addr: str) -> tuple[Account, str]:
+    def device(self, name: str) -> str:
+        """The device cookie of a browser that logged in to ``name``: an HMAC of the name."""
+        mac = hmac.new(self.device_key, name.encode(), hashlib.sha256).hexdigest()[:32]
+        return f"{name}.{mac}"
+
+    async def login(
+        self, name: str, password: str, addr: str, device: str | None = None
+    ) -> tuple[Account, str]:
         """The account and a new session token; 401 for a wrong name or password, 429 when
-        the name or the address has failed too often."""
-        if self.by_name.blocked(name) or self.throttle.blocked(addr):
+        this address has failed too often (for the name, or at all), or when the name has
+        failed too often from every address and ``device`` is not its device cookie."""
+        known = device is not None and hmac.compare_digest(device, self.device(name))
+        pair = f"{name}\n{addr}"
+        if self.by_name.blocked(pair) or self.throttle.blocked(addr):
             raise HTTPException(429, "too many failed logins: try again later")
+        if self.by_account.blocked(name) and not known:
+            raise HTTPException(429, "too many failed logins for this account: try again later")
         account = await self.run(self.accounts.check, name, password)
         if account is None:
-            self.by_name.fail(name)
+            self.by_name.fail(pair)
+            self.by_account.fail(name)
             self.throttle.fail(addr)
+            if len(self.failed) < 100_000 or name in self.failed:
+                self.failed[name] = self.failed.get(name, 0) + 1
             log.warning("failed login for %r from %s", name, addr)
             raise HTTPException(401, "wrong name or password")
         until = await self.run(self.accounts.paused_until, name)
@@ -249,17 +276,23 @@ def add_routes(
     async def login(body: Credentials, request: Request, response: Response) -> dict[str, Any]:
         d = door()
         addr = request.client.host if request.client is not None else "?"
-        account, token = await d.login(body.name, body.password, addr)
-        response.set_cookie(
-            COOKIE,
-            token,
-            max_age=max(1, math.ceil(d.session_seconds)),
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-            path="/",
-        )
-        return _me(d, account, token)
+        account, token = await d.login(body.name, body.password, addr, request.cookies.get(DEVICE))
+        secure = request.url.scheme == "https"
+        for name, value, seconds, path in (
+            (COOKIE, token, max(1, math.ceil(d.session_seconds)), "/"),
+            (DEVICE, d.device(account.name), DEVICE_DAYS * 86400, "/api/login"),
+        ):
+            response.set_cookie(
+                name,
+                value,
+                max_age=seconds,
+                httponly=True,
+                samesite="strict",
+                secure=secure,
+                path=path,
+            )
+        # the account is told of the failed logins since its last one (OWASP: notify)
+        return _me(d, account, token) | {"failed_logins": d.failed.pop(account.name, 0)}
 
     @app.post("/api/logout")
     async def logout(request: Request, response: Response) -> dict[str, Any]:
