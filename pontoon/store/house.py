@@ -28,7 +28,14 @@ from sqlalchemy import Connection, Table, insert, select, update
 from pontoon.events import Event
 from pontoon.store import chain
 from pontoon.store.heads import Head, Signed
-from pontoon.store.schema import accounts, play_limits, staff_actions, tables, wallet_entries
+from pontoon.store.schema import (
+    accounts,
+    events,
+    play_limits,
+    staff_actions,
+    tables,
+    wallet_entries,
+)
 
 
 class Store(Protocol):
@@ -125,19 +132,7 @@ class Recording:
         head = conn.execute(
             select(c.head_seq, c.head_hash).where(c.id == HOUSE).with_for_update()
         ).one()
-        seq, prev = int(head[0]), str(head[1])
-        rows = []
-        for e in self.events:
-            seq += 1
-            prev = chain.link(prev, HOUSE, seq, None, at, e)
-            rows.append(
-                {"table_id": HOUSE, "seq": seq, "round_id": None, "at": at}
-                | e._asdict()
-                | {"follow": None, "hash": prev, "fence": None}
-            )
-        from pontoon.store.schema import events
-
-        conn.execute(insert(events), rows)
+        seq, prev = append(conn, HOUSE, int(head[0]), str(head[1]), self.events, at)
         signed = store.sign_and_insert(conn, [Head(HOUSE, seq, prev)], at)
         conn.execute(
             update(tables)
@@ -146,6 +141,22 @@ class Recording:
         )
         self.events = []
         return signed
+
+
+def append(
+    conn: Connection, table: str, seq: int, prev: str, added: list[Event], at: str
+) -> tuple[int, str]:
+    """``added`` appended (outside any round) to ``table``'s chain after its event ``seq``
+    of hash ``prev``, in ``conn``'s transaction; the new head's seq and hash (the caller
+    moves and signs the head). The table servers' writes go through the group commit."""
+    rows = []
+    for e in added:
+        seq += 1
+        prev = chain.link(prev, table, seq, None, at, e)
+        row = {"table_id": table, "seq": seq, "round_id": None, "at": at} | e._asdict()
+        rows.append(row | {"follow": None, "hash": prev, "fence": None})
+    conn.execute(insert(events), rows)
+    return seq, prev
 
 
 @contextmanager
@@ -202,4 +213,14 @@ def check(conn: Connection, records: list[Event]) -> list[str]:
     return problems
 
 
-__all__ = ["HOUSE", "KEYS", "RECORD", "Recording", "check", "expected", "image", "recorded"]
+__all__ = [
+    "HOUSE",
+    "KEYS",
+    "RECORD",
+    "Recording",
+    "append",
+    "check",
+    "expected",
+    "image",
+    "recorded",
+]

@@ -17,15 +17,14 @@ from sqlalchemy import Connection, delete, insert, select, update
 
 from pontoon.errors import InputError
 from pontoon.events import Event
-from pontoon.store import chain
 from pontoon.store.chain import GENESIS
 from pontoon.store.chain import now as chain_now
 from pontoon.store.commitments import LOST
 from pontoon.store.db import Store, TableState
 from pontoon.store.heads import Head, Signed, check, digest
 from pontoon.store.heads import Shoe as ShoeMark
-from pontoon.store.house import HOUSE
-from pontoon.store.schema import events, shoe_states, signatures, tables
+from pontoon.store.house import HOUSE, append
+from pontoon.store.schema import shoe_states, signatures, tables
 from pontoon.store.secret import PREFIX, SealError, WrongKeyError
 from pontoon.store.shoestate import advance
 from pontoon.vocab import EventKind
@@ -164,11 +163,9 @@ def _rekey(
                 raise RecordError(f"rekey: table {table!r}: {wrong}; nothing was changed")
         if table in discard:
             conn.execute(delete(shoe_states).where(shoe_states.c.table_id == table))
-            seq = head.seq + 1  # the record says the shoe was set aside unrevealed, and why
+            # the record says the shoe was set aside unrevealed, and why
             lost = Event(EventKind.DISCLOSE, rule=LOST, by="rekey")
-            last = chain.link(head.hash, table, seq, None, at, lost)
-            row = {"table_id": table, "seq": seq, "round_id": None, "at": at} | lost._asdict()
-            conn.execute(insert(events).values(row | {"follow": None, "hash": last}))
+            seq, last = append(conn, table, head.seq, head.hash, [lost], at)
             head = Head(table, seq, last)
             conn.execute(
                 update(tables)
