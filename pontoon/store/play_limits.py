@@ -29,7 +29,13 @@ from sqlalchemy import delete, func, select
 
 from pontoon.errors import InputError
 from pontoon.store import chain
-from pontoon.store.schema import account_sessions, play_limits, wallet_entries
+from pontoon.store.schema import (
+    account_sessions,
+    accounts,
+    operator_calls,
+    play_limits,
+    wallet_entries,
+)
 
 if TYPE_CHECKING:
     from pontoon.store.house import Recording
@@ -146,8 +152,18 @@ def record_reality(rec: Recording, account: str, minutes: int) -> None:
     rec.insert(play_limits, row | {"at": now})
 
 
+def hold(conn: Any, account: str) -> None:
+    """Lock ``account``'s row until the transaction ends (``SELECT … FOR UPDATE`` on
+    PostgreSQL; SQLite has one writer at a time): a limit checked after it cannot be passed
+    by another process's wager checked at the same moment."""
+    conn.execute(select(accounts.c.name).where(accounts.c.name == account).with_for_update())
+
+
 def net_since(conn: Any, account: str, since: str) -> int:
-    """What the tables paid ``account`` less what they took, since ``since`` (UTC ISO)."""
+    """What the tables paid ``account`` less what they took, since ``since`` (UTC ISO): the
+    built-in wallet's movements and the operator's calls (a debit counts from when it is
+    written, before the operator answers, until it is declined or rolled back; a credit
+    from when it is written)."""
     w = wallet_entries.c
     rows = conn.execute(
         select(w.kind, func.sum(w.amount))
@@ -155,6 +171,18 @@ def net_since(conn: Any, account: str, since: str) -> int:
         .group_by(w.kind)
     )
     sums = {str(k): int(v) for k, v in rows}
+    o = operator_calls.c
+    remote = conn.execute(
+        select(o.kind, func.sum(o.amount))
+        .where(
+            o.account == account,
+            o.at >= since,
+            o.status.not_in(("declined", "rolled-back")),
+        )
+        .group_by(o.kind)
+    )
+    for kind, amount in remote:
+        sums[str(kind)] = sums.get(str(kind), 0) + int(amount)
     return sums.get("credit", 0) + sums.get("rollback", 0) - sums.get("debit", 0)
 
 
@@ -213,6 +241,7 @@ __all__ = [
     "check_deposit",
     "check_wager",
     "current",
+    "hold",
     "net_since",
     "pause",
     "paused_until",

@@ -20,7 +20,10 @@ a test checks that a migrated database and this metadata agree.
 ``operator_calls`` every call to an operator's wallet (operator mode): its idempotency key, the
                   kind (debit, credit, rollback), account, amount, the event it pays for, and
                   its state (pending until acknowledged, done, declined; a debit whose wager was not
-                  recorded: rollback, until the operator acknowledges it, then rolled-back)
+                  recorded: rollback, until the operator acknowledges it, then rolled-back; one
+                  the operator refused or never confirmed: disputed), the process that owns it
+``auth_failures`` each failed login or registration, by what it counts against (an address,
+                  an account, the two): every process's throttles read it
 ``launches``      each launch token an operator sent (its ``jti``): used once
 ``play_limits``   every limit a player set on their own play (deposits and losses per day
                   and week, a reality check, a time-out, self-exclusion), when it takes effect
@@ -50,7 +53,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-HEAD = "0010"
+HEAD = "0011"
 """The newest schema revision; a test checks it against the migration scripts."""
 
 metadata = MetaData()
@@ -232,11 +235,14 @@ accounts = Table(
     Column("password_hash", String(200), nullable=False),  # argon2id, encoded with its salt
     Column("balance", BigInteger, nullable=False),  # the built-in wallet, in cents
     Column("created_at", String(32), nullable=False),
+    Column("disabled_at", String(32), nullable=True),  # a disabled account opens nothing
+    Column("revoked_at", String(32), nullable=True),  # its every session ended then
     CheckConstraint("balance >= 0", name="ck_accounts_balance"),
     CheckConstraint(
         "role IN ('player', 'dealer', 'supervisor', 'pitboss', 'cashier')",
         name="ck_accounts_role",
     ),
+    Index("ix_accounts_revoked_at", "revoked_at"),
 )
 
 account_sessions = Table(
@@ -307,12 +313,25 @@ operator_calls = Table(
     Column("status", String(16), nullable=False),
     Column("at", String(32), nullable=False),
     Column("done_at", String(32), nullable=True),
+    Column("owner", String(64), nullable=True),  # the process that made it (its outbox's)
+    Column("tries", Integer, nullable=False, server_default="0"),
+    Column("next_at", String(32), nullable=True),  # not tried again before
+    Column("error", String(200), nullable=True),  # the operator's last answer, when not ok
     CheckConstraint("amount > 0", name="ck_operator_calls_amount"),
     CheckConstraint(
-        "status IN ('pending', 'done', 'declined', 'rollback', 'rolled-back')",
+        "status IN ('pending', 'done', 'declined', 'rollback', 'rolled-back', 'disputed')",
         name="ck_operator_calls_status",
     ),
     Index("ix_operator_calls_status", "status"),
+)
+
+auth_failures = Table(
+    "auth_failures",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("key", String(200), nullable=False),  # what failed: an address, an account, a pair
+    Column("at", Float, nullable=False),  # seconds since the epoch
+    Index("ix_auth_failures_key_at", "key", "at"),
 )
 
 launches = Table(
