@@ -41,6 +41,8 @@ DEVICE = "pontoon_device"  # a browser that logged in to an account before (OWAS
 DEVICE_DAYS = 365
 SPREAD = 10  # an account's failures from every address, as a multiple of one address's limit
 CSRF_HEADER = "x-csrf-token"
+WATCH = 1.0  # seconds between two looks for accounts whose sessions another process ended
+PURGE = 600.0  # seconds between two purges of the expired logins
 log = logging.getLogger(__name__)
 
 Name = Annotated[str, Field(min_length=1, max_length=24, pattern=r"^[A-Za-z0-9_\-]+$")]
@@ -75,6 +77,22 @@ class PauseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["time-out", "self-exclusion"]
     days: Annotated[int, Field(ge=1, le=3650)]
+
+
+class PasswordChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    old: Password
+    new: Password
+
+
+class StaffChange(BaseModel):
+    """A pit boss's change to an account: ``disable``, ``enable``, a new ``role`` (staff), a
+    ``reset`` password."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: Literal["disable", "enable", "role", "reset"]
+    role: Literal["dealer", "supervisor", "pitboss", "cashier"] | None = None
+    password: Password | None = None
 
 
 class CashierRequest(BaseModel):
@@ -132,6 +150,9 @@ class Door:
         # neither takes the logins' threads nor makes more than a few accounts
         self.making = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pontoon-register")
         self.registering = Throttle(limits.registrations, limits.registration_window)
+        # what this process does when an account's sessions end (the hub closes its sockets)
+        self.ended: Callable[[str], object] = lambda name: None
+        self.ended_at: dict[str, str] = {}  # the revocations made here, already acted on
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -162,6 +183,8 @@ class Door:
                 self.failed[name] = self.failed.get(name, 0) + 1
             log.warning("failed login for %r from %s", name, addr)
             raise HTTPException(401, "wrong name or password")
+        if account.disabled:  # (said only to whoever knows the password)
+            raise HTTPException(403, "this account is disabled: ask the house")
         until = await self.run(self.accounts.paused_until, name)
         if until is not None:
             raise HTTPException(403, f"play is paused until {until[:16]} UTC")
@@ -218,6 +241,35 @@ class Door:
         if found is None:
             raise HTTPException(401, "log in first")
         return found
+
+    async def revoke(self, name: str) -> None:
+        """End every session of ``name`` (:mod:`pontoon.store.revocation`): here at once,
+        in the other processes at their next :meth:`watch`."""
+        await asyncio.to_thread(self.accounts.revoke, name)
+        self.revoked_here(name)
+
+    def revoked_here(self, name: str) -> None:
+        self.ended_at[name] = chain.now()
+        self.ended(name)
+
+    async def watch(self, every: float = WATCH, purge: float = PURGE) -> None:
+        """Until the server stops: every ``every`` seconds, end here the sessions of the
+        accounts revoked by any process; every ``purge`` seconds, delete the expired logins.
+        An error (the store failing) is logged and the next pass tries again."""
+        since, purged = chain.now(), time.monotonic()
+        while True:
+            await asyncio.sleep(every)
+            try:
+                since, found = await asyncio.to_thread(self.accounts.revoked_since, since)
+                for name, at in found:
+                    if at > self.ended_at.get(name, ""):
+                        self.ended(name)
+                if time.monotonic() - purged >= purge:
+                    purged = time.monotonic()
+                    gone = await asyncio.to_thread(self.accounts.purge_sessions)
+                    log.info("%d expired logins deleted", gone)
+            except Exception:  # not CancelledError: the server stopping ends the task
+                log.exception("watching the accounts' sessions failed; tried again")
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -297,8 +349,8 @@ def add_routes(
     @app.post("/api/logout")
     async def logout(request: Request, response: Response) -> dict[str, Any]:
         d = door()
-        account, token = await d.need(request, changes=True)
-        await asyncio.to_thread(d.accounts.close_session, token)
+        account, _ = await d.need(request, changes=True)
+        await d.revoke(account.name)  # every device's login, table token and socket
         response.delete_cookie(COOKIE, path="/")
         return {"name": account.name, "logged_out": True}
 
@@ -342,8 +394,57 @@ def add_routes(
             )
         except InputError as exc:
             raise HTTPException(422, str(exc)) from None
+        d.revoked_here(account.name)  # (the pause ended its sessions in its transaction)
         response.delete_cookie(COOKIE, path="/")
         return {"kind": body.kind, "until": until}
+
+    @app.post("/api/password")
+    async def change_password(
+        body: PasswordChange, request: Request, response: Response
+    ) -> dict[str, Any]:
+        """An account changes its own password (the old one proven): every session of it
+        ends, this one too (log in again with the new one)."""
+        d = door()
+        account, _ = await d.need(request, changes=True)
+        if await d.run(d.accounts.check, account.name, body.old) is None:
+            raise HTTPException(403, "the old password is wrong")
+        try:
+            await d.run(d.accounts.set_password, account.name, body.new, account.name)
+        except InputError as exc:
+            raise HTTPException(422, str(exc)) from None
+        d.revoked_here(account.name)
+        response.delete_cookie(COOKIE, path="/")
+        return {"name": account.name, "password": "changed", "logged_out": True}
+
+    @app.post("/api/staff/{name}")
+    async def change_account(name: str, body: StaffChange, request: Request) -> dict[str, Any]:
+        """A pit boss disables or enables an account, changes a member of staff's role, or
+        resets a password: recorded in the house's record under the pit boss's name; every
+        session of the account ends."""
+        d = door()
+        boss, _ = await d.need(request, changes=True)
+        if boss.role is not Role.PITBOSS:
+            raise HTTPException(403, "only a pit boss changes accounts")
+        people = d.accounts
+        try:
+            if body.action == "disable":
+                await asyncio.to_thread(people.disable, name, boss.name)
+            elif body.action == "enable":
+                await asyncio.to_thread(people.enable, name, boss.name)
+            elif body.action == "role":
+                if body.role is None:
+                    raise HTTPException(422, "give the new role")
+                await asyncio.to_thread(people.set_role, name, Role(body.role), boss.name)
+            else:
+                if body.password is None:
+                    raise HTTPException(422, "give the new password")
+                await d.run(people.set_password, name, body.password, boss.name)
+        except AccountError as exc:
+            raise HTTPException(404 if "no account" in str(exc) else 409, str(exc)) from None
+        except InputError as exc:
+            raise HTTPException(422, str(exc)) from None
+        d.revoked_here(name)
+        return {"name": name, "done": body.action, "by": boss.name}
 
     @app.post("/api/cashier")
     async def cashier(body: CashierRequest, request: Request) -> dict[str, Any]:

@@ -154,8 +154,10 @@ def create_app(
             seconds = login_hours * 3600.0
             state["door"] = hub.door = Door(people, hub.limits, hub.throttle, hub.wallets, seconds)
             hub.door.remote = hub.remote is not None
+            hub.door.ended = hub.revoked
         app.state.hub = hub
         expiry = asyncio.create_task(_expire_sessions(hub))
+        watch = asyncio.create_task(hub.door.watch()) if hub.door is not None else None
         outbox = asyncio.create_task(hub.remote.outbox()) if hub.remote is not None else None
         tending = asyncio.create_task(hub.tenure.run()) if hub.tenure is not None else None
         # What start-up made (modules, tables, rule sets) lives as long as the server: the
@@ -167,7 +169,7 @@ def create_app(
         gc.set_threshold(*GC_THRESHOLDS)
         yield
         gc.set_threshold(*thresholds)
-        for task in (expiry, outbox):
+        for task in (expiry, outbox, watch):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError):

@@ -35,6 +35,8 @@ UNKNOWN = "unknown session token for this table"
 THROTTLED = "too many failed authentications from this address: try again later"
 MOVING = "table {} is moving to another server: try again in a moment"
 CLOSE_REPLACED = 4409  # a socket closed because its session opened one too many
+CLOSE_REVOKED = 4401  # a socket closed because its account's sessions were ended
+REVOKED = "{}'s sessions were ended (logged out, paused, disabled or changed): log in again"
 
 # the name operators' logging configurations know (docs/server.md): the hub was app.py's
 log = logging.getLogger("pontoon.server.app")
@@ -249,6 +251,28 @@ class Hub:
                 if c.session.name == session.name and c.session.role == session.role
             ]
             self._bound(everywhere, self.limits.sockets_per_account, "this account")
+
+    def revoked(self, name: str) -> int:
+        """Account ``name``'s sessions were ended (:mod:`pontoon.store.revocation`): its
+        sockets here are told and closed, and its sessions here forgotten (its tokens open
+        nothing now; a seat stays with its money). How many sockets were closed."""
+        for digest, s in list(self.sessions.items()):
+            if s.name == name:
+                s.closed = True
+                del self.sessions[digest]
+        for key, s in list(self.staff.items()):
+            if key[1] == name:
+                s.closed = True
+                del self.staff[key]
+        text = {"type": "error", "code": "auth", "error": REVOKED.format(name)}
+        closed = 0
+        for t in self.tables.values():
+            for client in list(t.clients):
+                if client.session.name == name:  # ("supervisor", the token's, is reserved)
+                    t.clients.discard(client)
+                    client.close(CLOSE_REVOKED, text)
+                    closed += 1
+        return closed
 
     def _bound(self, mine: list[Client], n: int, who: str) -> None:
         """Close the oldest of ``mine`` until one more fits within ``n``."""

@@ -30,6 +30,7 @@ from pontoon.errors import InputError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import move_wallet, token_digest
 from pontoon.store.house import recorded
+from pontoon.store.revocation import revoke
 from pontoon.store.roles import STAFF, Movement, Role, passes_for_the_house
 from pontoon.store.schema import account_sessions, accounts, wallet_entries
 
@@ -47,6 +48,7 @@ class Account(NamedTuple):
     name: str
     role: Role
     balance: int
+    disabled: bool = False
 
 
 class AccountError(InputError):
@@ -123,20 +125,19 @@ class Accounts:
             found = self.get(name)
         if found is None or found.role is not Role.PLAYER:
             raise AccountError(f"{name!r} is not a player's account")
+        if found.disabled:
+            raise AccountError(f"the account {name!r} is disabled")
         return found
 
     def get(self, name: str) -> Account | None:
         with self.store.read() as conn:
-            row = conn.execute(
-                select(accounts.c.name, accounts.c.role, accounts.c.balance).where(
-                    accounts.c.name == name
-                )
-            ).first()
-        return None if row is None else Account(str(row[0]), Role(row[1]), int(row[2]))
+            return _account(conn, name)
 
     def check(self, name: str, password: str) -> Account | None:
-        """The account when ``password`` is its password, else None. An unknown name costs a
-        verification too, so the time of the answer does not tell which names exist."""
+        """The account when ``password`` is its password, else None (a disabled account is
+        returned: the caller refuses it, and says so only to whoever knows the password).
+        An unknown name costs a verification too, so the time of the answer does not tell
+        which names exist."""
         from argon2.exceptions import InvalidHashError, VerificationError
 
         with self.store.read() as conn:
@@ -167,7 +168,7 @@ class Accounts:
         return token
 
     def session(self, token: str) -> Account | None:
-        """The account logged in with ``token``, None when unknown or expired."""
+        """The account logged in with ``token``, None when unknown, expired or disabled."""
         if not token or len(token) > 64 or not token.isascii():
             return None
         s = account_sessions.c
@@ -175,15 +176,65 @@ class Accounts:
             row = conn.execute(
                 select(s.account, s.expires_at).where(s.token_hash == token_digest(token))
             ).first()
-        if row is None or str(row[1]) <= chain.now():
-            return None
-        return self.get(str(row[0]))
+            if row is None or str(row[1]) <= chain.now():
+                return None
+            found = _account(conn, str(row[0]))
+        return None if found is None or found.disabled else found
 
-    def close_session(self, token: str) -> None:
+    def revoke(self, name: str) -> None:
+        """End every session of ``name`` at once (:func:`pontoon.store.revocation.revoke`)."""
         with self.store.write() as conn:
-            conn.execute(
-                delete(account_sessions).where(account_sessions.c.token_hash == token_digest(token))
-            )
+            revoke(conn, name)
+
+    def revoked_since(self, since: str) -> tuple[str, list[tuple[str, str]]]:
+        """The latest revocation after ``since`` (UTC ISO; ``since`` when none) and the
+        accounts revoked after it, with when: what a server process polls to close their
+        sockets."""
+        a = accounts.c
+        with self.store.read() as conn:
+            rows = conn.execute(
+                select(a.name, a.revoked_at).where(a.revoked_at > since).order_by(a.revoked_at)
+            ).all()
+        latest = str(rows[-1][1]) if rows else since
+        return latest, [(str(n), str(at)) for n, at in rows]
+
+    def purge_sessions(self) -> int:
+        """Delete the expired logins; how many."""
+        with self.store.write() as conn:
+            gone = conn.execute(
+                delete(account_sessions).where(account_sessions.c.expires_at <= chain.now())
+            ).rowcount
+        return int(gone or 0)
+
+    # ------------------------------------------------------------------ staff lifecycle
+    def disable(self, name: str, by: str) -> None:
+        """``name`` opens nothing from now on (every session ended), recorded as ``by``'s."""
+        self._change(name, {"disabled_at": chain.now()}, by)
+
+    def enable(self, name: str, by: str) -> None:
+        self._change(name, {"disabled_at": None}, by)
+
+    def set_role(self, name: str, role: Role, by: str) -> None:
+        """A member of staff's new role (staff stay staff, players stay players): every
+        session ended, so no page keeps the old role's powers."""
+        found = self.get(name)
+        if found is None:
+            raise AccountError(f"no account {name!r}")
+        if (found.role is Role.PLAYER) != (role is Role.PLAYER):
+            raise AccountError("a player's account stays a player's, a staff account staff's")
+        self._change(name, {"role": str(role)}, by)
+
+    def set_password(self, name: str, password: str, by: str) -> None:
+        """A new password for ``name`` (reset by ``by``, or changed by the account itself):
+        every session ended (OWASP ASVS 3.3.3: other sessions end on a password change)."""
+        digest = self.hasher.hash(valid_password(password))
+        self._change(name, {"password_hash": digest}, by)
+
+    def _change(self, name: str, values: dict[str, Any], by: str) -> None:
+        with recorded(self.store) as rec:
+            if rec.update(accounts, {"name": name}, values, by) is None:
+                raise AccountError(f"no account {name!r}")
+            revoke(rec.conn, name)
 
     # ------------------------------------------------------------------ the wallet
     def cashier(
@@ -283,6 +334,16 @@ class Accounts:
         if found is None:
             raise AccountError(f"no account {name!r}")
         return int(found)
+
+
+def _account(conn: Any, name: str) -> Account | None:
+    a = accounts.c
+    row = conn.execute(
+        select(a.name, a.role, a.balance, a.disabled_at).where(a.name == name)
+    ).first()
+    if row is None:
+        return None
+    return Account(str(row[0]), Role(row[1]), int(row[2]), row[3] is not None)
 
 
 def balances(store: Store, names: list[str]) -> dict[str, int]:

@@ -73,10 +73,12 @@ def is_setting(action: str) -> bool:
 def image(table: Table, row: dict[str, Any]) -> dict[str, Any]:
     """What the chain keeps of ``row``: its columns, but an account's balance (its movements
     say it) and its password hash (kept as the first 16 hex digits of the hash's SHA-256: a
-    changed hash is seen, and the chain holds nothing to guess a password from)."""
+    changed hash is seen, and the chain holds nothing to guess a password from), and not when
+    its sessions were last ended."""
     out = {k: row[k] for k in (c.name for c in table.c) if k in row}
     if table is accounts:
         out.pop("balance", None)
+        out.pop("revoked_at", None)  # (when its sessions were last ended: not a record)
         hashed = str(out.pop("password_hash", ""))
         out["password"] = hashlib.sha256(hashed.encode()).hexdigest()[:16]
     return out

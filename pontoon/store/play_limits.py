@@ -25,12 +25,12 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 
 from pontoon.errors import InputError
 from pontoon.store import chain
+from pontoon.store.revocation import revoke
 from pontoon.store.schema import (
-    account_sessions,
     accounts,
     operator_calls,
     play_limits,
@@ -140,7 +140,7 @@ def pause(rec: Recording, account: str, kind: Pause, days: int) -> str:
     now = chain.now()
     row = {"account": account, "kind": str(kind), "value": end, "effective_at": now, "at": now}
     rec.insert(play_limits, row)
-    rec.conn.execute(delete(account_sessions).where(account_sessions.c.account == account))
+    revoke(rec.conn, account)
     until = paused_until(rec.conn, account)
     assert until is not None
     return until
