@@ -259,6 +259,7 @@ class Accounts:
                     raise WrongReference(f"the reference {reference!r} is another movement's")
                 return self._balance(conn, name)
             if kind is Movement.DEPOSIT:
+                play_limits.hold(conn, name)  # (another cashier's deposit waits for this one)
                 play_limits.check_deposit(conn, name, amount)
             sign = 1 if kind is Movement.DEPOSIT else -1
             after = move_wallet(conn, name, sign * amount)

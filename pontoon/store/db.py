@@ -652,13 +652,14 @@ class Store:
         each keyed by its event (``table:T:SEQ``: the same event cannot move money twice)."""
         if not moves:
             return
-        from pontoon.store.play_limits import LimitError, check_wager
+        from pontoon.store.play_limits import LimitError, check_wager, hold
 
         sql = self._sql
         entries: list[dict[str, Any]] = []
         for table, i, player, kind, amount, seq in moves:
             sign = -1 if kind == "debit" else 1
             if sign < 0 and sql.one(conn, sql.has_limits, {"b_account": player}) is not None:
+                hold(conn, player)  # (another process's wager waits, then sees this one)
                 try:
                     check_wager(conn, player, amount)  # the limits the player set
                 except LimitError as exc:

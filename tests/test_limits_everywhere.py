@@ -1,0 +1,125 @@
+"""A player's limits hold across every table and every process on the store: two servers
+(two processes, one table each) take one player's wagers at the same moment against one
+loss limit, and together never pass it; the reality check's clock is the store's."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("argon2")
+
+from pontoon.server.accounts import COOKIE, CSRF_HEADER
+from pontoon.store.accounts import Accounts, Movement, Role, hasher
+from pontoon.store.db import Store
+from pontoon.store.play_limits import Limit, net_since
+from pontoon.store.verify import verify
+from tests.test_store import fresh_database
+
+PASSWORD = "correct horse battery"
+LIMIT = 3000  # ana's daily loss limit, in cents
+WAGER = 1000
+BOXES = range(1, 4)  # three boxes at each table (15.4): six wagers of 1000 against 3000
+
+
+@contextmanager
+def _serve(cwd: Path, url: str, table: str) -> Iterator[str]:
+    from tests.test_server_helpers import free_port, start_server
+
+    port = free_port()
+    options = ["--db", url, "--table", table, "--accounts", "--password-strength", "minimum"]
+    options += ["--deal-seconds", "600"]
+    proc = start_server(cwd, port, options)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+PLAYERS = ("ana", "ben", "cai")  # each a race of its own, run at once
+
+
+def _login(address: str, name: str) -> dict[str, str]:
+    import httpx
+
+    r = httpx.post(f"http://{address}/api/login", json={"name": name, "password": PASSWORD})
+    assert r.status_code == 200, r.text
+    return {"cookie": f"{COOKIE}={r.cookies[COOKIE]}", CSRF_HEADER: r.json()["csrf"]}
+
+
+def _wagers(address: str, table: str, headers: dict[str, str], go: threading.Barrier) -> list[Any]:
+    """A player's three wagers at ``table``, sent at once when every table is ready; the
+    replies."""
+    import httpx
+    from websockets.sync.client import connect
+
+    r = httpx.post(f"http://{address}/api/tables/{table}/join", headers=headers, timeout=10)
+    assert r.status_code == 200, r.text
+    replies = []
+    with connect(f"ws://{address}/ws/{table}", additional_headers=headers) as ws:
+        ws.recv(timeout=10)  # the state
+        go.wait(timeout=30)
+        for box in BOXES:
+            ws.send(f'{{"type": "bet", "box": {box}, "amount": {WAGER}, "id": "b{box}"}}')
+        while len(replies) < len(BOXES):
+            m = json.loads(ws.recv(timeout=30))
+            if m["type"] != "state":
+                replies.append(m)
+    return replies
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_tables_in_two_processes_never_pass_one_loss_limit(
+    backend: str, tmp_path: Path
+) -> None:
+    """Three players, each wagering at both tables at once. Before: on PostgreSQL the limit
+    was checked before the account's row was locked, so each process's wager passed it with
+    the other's not yet committed."""
+    with fresh_database(backend, tmp_path) as url:
+        with Store(url) as store:
+            people = Accounts(store, hasher("minimum"))
+            people.create("tama", PASSWORD, Role.CASHIER)
+            for name in PLAYERS:
+                people.create(name, PASSWORD)
+                people.cashier(name, Movement.DEPOSIT, 100_000, f"R-{name}", "tama")
+                people.set_limit(name, Limit.LOSS_DAY, LIMIT)
+        cwd = Path(__file__).resolve().parent.parent
+        out: dict[tuple[str, str], list[Any]] = {}
+        with ExitStack() as stack:
+            a = stack.enter_context(_serve(cwd, url, "kauri"))
+            b = stack.enter_context(_serve(cwd, url, "rimu"))
+            go = threading.Barrier(2 * len(PLAYERS))
+
+            def play(address: str, table: str, name: str) -> None:
+                out[name, table] = _wagers(address, table, _login(address, name), go)
+
+            threads = [
+                threading.Thread(target=play, args=(address, table, name))
+                for name in PLAYERS
+                for address, table in ((a, "kauri"), (b, "rimu"))
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        for name in PLAYERS:
+            replies = out[name, "kauri"] + out[name, "rimu"]
+            taken = [m for m in replies if m["type"] == "ok"]
+            refused = [m for m in replies if m["type"] == "error"]
+            assert all(m["code"] == "funds" and "loss-day limit" in m["error"] for m in refused)
+            assert len(taken) * WAGER <= LIMIT, f"{name}: {len(taken)} wagers of {WAGER} taken"
+            assert len(taken) * WAGER == LIMIT  # (and the limit is reached: not all refused)
+        with Store(url) as store, store.read() as conn:
+            for name in PLAYERS:
+                assert -net_since(conn, name, "1970-01-01T00:00:00.000000Z") == LIMIT
+            assert verify(store).ok
