@@ -485,9 +485,8 @@ def test_the_reality_check_holds_wagers_until_acknowledged(db: Path, client: Tes
     client.post("/api/tables/kauri/join", headers=ana)
     sock = Socket(client, ana)
     assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"  # the clock starts
-    door = client.app.state.hub.door  # type: ignore[attr-defined]
-    then = time.monotonic() - 31 * 60
-    door.acked["ana"], door.started["ana"] = then, (then, door.started["ana"][1])
+    clocks = client.app.state.hub.door.clocks  # type: ignore[attr-defined]
+    clocks.clock = lambda: time.time() + 31 * 60  # 31 minutes on
     r = sock.send(type="bet", box=2, amount=1000)
     assert (
         r["code"] == "reality" and "played 31 minutes, net -10.00" in r["error"]

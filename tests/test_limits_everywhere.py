@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -123,3 +124,51 @@ def test_two_tables_in_two_processes_never_pass_one_loss_limit(
             for name in PLAYERS:
                 assert -net_since(conn, name, "1970-01-01T00:00:00.000000Z") == LIMIT
             assert verify(store).ok
+
+
+# ---------------------------------------------------------------------- the play clock
+
+
+def test_the_reality_check_and_the_session_time_survive_a_restart(tmp_path: Path) -> None:
+    """The play clock is the store's: a server started again (or another process) knows when
+    the login's play began and when the last reality check was seen. Before: it lived in one
+    process's memory, and a restart began it again."""
+    from tests.test_accounts import Socket, _app, deposit, login, register
+    from tests.test_server_helpers import serving
+
+    db = tmp_path / "clock.db"
+    with Store(f"sqlite:///{db}") as store:
+        Accounts(store, hasher("minimum")).create("tama", PASSWORD, Role.CASHIER)
+    with serving(_app(db)) as client:
+        ana = register(client, "ana")
+        deposit(client, "ana", 50_000, "R-1")
+        for kind, minutes in (("reality-minutes", 30), ("session-minutes", 60)):
+            r = client.post("/api/limits", json={"kind": kind, "value": minutes}, headers=ana)
+            assert r.status_code == 200, r.text
+        client.post("/api/tables/kauri/join", headers=ana)
+        sock = Socket(client, ana)
+        assert sock.send(type="bet", box=1, amount=1000)["type"] == "ok"  # the clock starts
+        sock.close()
+    later = time.time() + 31 * 60
+    with serving(_app(db)) as client:  # started again, 31 minutes on
+        client.app.state.hub.door.clocks.clock = lambda: later  # type: ignore[attr-defined]
+        sock = Socket(client, ana)  # the same login (its cookie): the same clock
+        sock.n = 10  # (m1 was applied before the restart: the same id is a duplicate)
+        r = sock.send(type="bet", box=2, amount=1000)
+        assert r["code"] == "reality" and r["reality"]["minutes"] == 31, r
+        assert sock.send(type="reality")["type"] == "ok"
+        assert sock.send(type="bet", box=2, amount=1000)["type"] == "ok"
+        sock.close()
+    later += 30 * 60  # 61 minutes since the first wager: past the session's 60
+    with serving(_app(db)) as client:
+        client.app.state.hub.door.clocks.clock = lambda: later  # type: ignore[attr-defined]
+        sock = Socket(client, ana)
+        sock.n = 20
+        r = sock.send(type="bet", box=3, amount=1000)
+        assert r["code"] == "session" and "log in again" in r["error"], r
+        sock.close()
+        client.app.state.hub.door.clocks.clock = time.time  # type: ignore[attr-defined]
+        sock = Socket(client, login(client, "ana"))  # a new login: a new session, clock
+        sock.n = 30
+        assert sock.send(type="bet", box=3, amount=1000)["type"] == "ok"
+        sock.close()

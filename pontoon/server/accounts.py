@@ -34,7 +34,7 @@ from pontoon.store.play_limits import Limit, Pause
 from pontoon.store.roles import passes_for_the_house
 
 from .limits import Limits, Throttle
-from .table import Refused
+from .playclock import PlayClocks
 
 COOKIE = "pontoon_session"
 DEVICE = "pontoon_device"  # a browser that logged in to an account before (OWASP's device cookie)
@@ -69,7 +69,9 @@ class Registration(Credentials):
 
 class LimitRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["deposit-day", "deposit-week", "loss-day", "loss-week", "reality-minutes"]
+    kind: Literal[
+        "deposit-day", "deposit-week", "loss-day", "loss-week", "reality-minutes", "session-minutes"
+    ]
     value: Annotated[int, Field(ge=1, le=10**12)] | None
 
 
@@ -142,9 +144,7 @@ class Door:
         self.by_account = Throttle(limits.login_failures * SPREAD, limits.login_window)
         self.device_key = secrets.token_bytes(32)  # (this process's: a restart forgets them)
         self.failed: dict[str, int] = {}  # failed logins of each account since its last one
-        self.reality: dict[str, int | None] = {}  # each player's reality check, in minutes
-        self.started: dict[str, tuple[float, str]] = {}  # first wager (monotonic, UTC)
-        self.acked: dict[str, float] = {}  # the last reality check seen
+        self.clocks = PlayClocks(accounts)  # the reality check's and session time's
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pontoon-login")
         # registrations hash on a thread of their own, counted per address: a burst of them
         # neither takes the logins' threads nor makes more than a few accounts
@@ -189,36 +189,17 @@ class Door:
         if until is not None:
             raise HTTPException(403, f"play is paused until {until[:16]} UTC")
         token = await self.run(self.accounts.open_session, name, self.session_seconds)
+        self.clocks.forget(name)  # a new login: a new session's clock at its first wager
         return account, token
 
     def reality_check(self, name: str) -> None:
-        """Before a wager: :class:`Refused` (code ``reality``) when the player's reality check
-        is due: the time played and the net are shown, and the player must acknowledge them
-        (the message ``reality``) before the next wager."""
-        if name not in self.reality:
-            limit = self.accounts.limits(name)["limits"].get(str(Limit.REALITY))
-            self.reality[name] = limit
-        now = time.monotonic()
-        started = self.started.setdefault(name, (now, chain.now()))
-        minutes = self.reality[name]
-        if minutes is None or now - self.acked.get(name, started[0]) < minutes * 60:
-            return
-        played = int((now - started[0]) // 60)
-        net = self.accounts.reality(name, started[1])
-        sign = "+" if net >= 0 else "-"
-        raise Refused(
-            f"reality check: you have played {played} minutes, net {sign}{abs(net) / 100:.2f}; "
-            "acknowledge it to go on",
-            code="reality",
-            facts={"reality": {"minutes": played, "net": net, "every": minutes}},
-        )
+        """Before a wager: :class:`Refused` when the player's reality check is due or the
+        session's time is up (:class:`pontoon.server.playclock.PlayClocks`)."""
+        self.clocks.check(name)
 
     def acknowledge(self, name: str) -> None:
-        """The player has seen the reality check: recorded, and the next is due in N minutes."""
-        now = time.monotonic()
-        started = self.started.setdefault(name, (now, chain.now()))
-        self.accounts.acknowledge(name, int((now - started[0]) // 60))
-        self.acked[name] = now
+        """The player has seen the reality check (the message ``reality``): recorded."""
+        self.clocks.acknowledge(name)
 
     async def who(self, request: Request, *, changes: bool = False) -> tuple[Account, str] | None:
         """The account of the request's cookie and the cookie's token, or None without a
@@ -250,6 +231,10 @@ class Door:
 
     def revoked_here(self, name: str) -> None:
         self.ended_at[name] = chain.now()
+        self._end(name)
+
+    def _end(self, name: str) -> None:
+        self.clocks.forget(name)
         self.ended(name)
 
     async def watch(self, every: float = WATCH, purge: float = PURGE) -> None:
@@ -263,7 +248,7 @@ class Door:
                 since, found = await asyncio.to_thread(self.accounts.revoked_since, since)
                 for name, at in found:
                     if at > self.ended_at.get(name, ""):
-                        self.ended(name)
+                        self._end(name)
                 if time.monotonic() - purged >= purge:
                     purged = time.monotonic()
                     gone = await asyncio.to_thread(self.accounts.purge_sessions)
@@ -379,7 +364,7 @@ def add_routes(
             )
         except InputError as exc:
             raise HTTPException(422, str(exc)) from None
-        d.reality.pop(account.name, None)  # read again at the next wager
+        d.clocks.forget(account.name)  # read again at the next wager
         return {"kind": str(kind), "value": body.value, "effective_at": effective}
 
     @app.post("/api/pause")

@@ -311,6 +311,12 @@ class Accounts:
         with self.store.read() as conn:
             return play_limits.net_since(conn, name, since)
 
+    def play_clock(self, name: str) -> tuple[str, str | None]:
+        """:func:`pontoon.store.play_limits.play_clock`: when play began in the current login,
+        and the last reality check acknowledged since."""
+        with recorded(self.store) as rec:
+            return play_limits.play_clock(rec, name)
+
     def acknowledge(self, name: str, minutes: int) -> None:
         with recorded(self.store) as rec:
             play_limits.record_reality(rec, name, minutes)

@@ -7,6 +7,9 @@
   debit it.
 - **Reality check** every N minutes: the server stops taking the player's wagers until the
   player has seen the time played and the net, and said so (recorded).
+- **Session time**: N minutes after a login's first wager, no more wagers until the player
+  logs in again. The clock of both is the store's (:func:`play_clock`): a restart or another
+  process goes on counting where the last left off.
 - **Time-out** (1 to 42 days) and **self-exclusion** (180 days or more): no login, no wager,
   no deposit until it ends; every logged-in session is closed at once; it cannot be
   shortened.
@@ -31,6 +34,7 @@ from pontoon.errors import InputError
 from pontoon.store import chain
 from pontoon.store.revocation import revoke
 from pontoon.store.schema import (
+    account_sessions,
     accounts,
     operator_calls,
     play_limits,
@@ -50,6 +54,7 @@ class Limit(StrEnum):
     LOSS_DAY = "loss-day"
     LOSS_WEEK = "loss-week"
     REALITY = "reality-minutes"
+    SESSION = "session-minutes"  # the longest a login's play may last: then no wager
 
     @property
     def window(self) -> int:
@@ -67,6 +72,7 @@ class Pause(StrEnum):
 
 
 REALITY_ACK = "reality-ack"  # a reality check seen and acknowledged (value: minutes played)
+PLAY_START = "play-start"  # a login's first wager: the reality check's and session's clock
 
 
 class LimitError(InputError):
@@ -144,6 +150,32 @@ def pause(rec: Recording, account: str, kind: Pause, days: int) -> str:
     until = paused_until(rec.conn, account)
     assert until is not None
     return until
+
+
+def play_clock(rec: Recording, account: str) -> tuple[str, str | None]:
+    """When ``account``'s play began in its current login (its first wager since its newest
+    login, recorded now when this is it) and when it last acknowledged a reality check since
+    (None: not yet); UTC ISO times."""
+    c, s = play_limits.c, account_sessions.c
+    login = (
+        rec.conn.execute(select(func.max(s.created_at)).where(s.account == account)).scalar()
+        or chain.now()
+    )
+    start = rec.conn.execute(
+        select(func.max(c.effective_at)).where(
+            c.account == account, c.kind == PLAY_START, c.effective_at >= str(login)
+        )
+    ).scalar()
+    if start is None:
+        start = chain.now()
+        row = {"account": account, "kind": PLAY_START, "value": None, "effective_at": start}
+        rec.insert(play_limits, row | {"at": start})
+    acked = rec.conn.execute(
+        select(func.max(c.effective_at)).where(
+            c.account == account, c.kind == REALITY_ACK, c.effective_at >= str(start)
+        )
+    ).scalar()
+    return str(start), None if acked is None else str(acked)
 
 
 def record_reality(rec: Recording, account: str, minutes: int) -> None:
@@ -246,6 +278,7 @@ __all__ = [
     "pause",
     "paused_until",
     "pending",
+    "play_clock",
     "record_reality",
     "set_limit",
 ]

@@ -5,6 +5,7 @@ const LIMITS = [
   ["deposit-day", "deposits a day", "money"], ["deposit-week", "deposits a week", "money"],
   ["loss-day", "losses a day", "money"], ["loss-week", "losses a week", "money"],
   ["reality-minutes", "reality check every", "minutes"],
+  ["session-minutes", "play at most, a login", "minutes"],
 ];
 
 // "12.5" or "12.50" dollars as whole cents, without a float; null for anything else
