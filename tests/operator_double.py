@@ -1,7 +1,11 @@
 """A test double of an operator's wallet (issue 18): debit, credit, rollback and balance, each
 idempotent by its key, behind faults chosen by a seeded generator — a call that fails before
 it is applied (500), one applied whose answer is lost (500 after), one answered too late for
-the caller's timeout. It checks our bearer JWT. What it applied is kept for the test to read."""
+the caller's timeout — and faults a test sets by hand: ``answer`` (a kind of call answered
+with that status, 4xx or 5xx, and not applied: a rollback refused, a credit declined) and
+``hang`` (a player's debits held that many seconds before they are applied: an operator that
+does not answer in time). It checks our bearer JWT. What it applied is kept for the test to
+read."""
 
 from __future__ import annotations
 
@@ -32,6 +36,9 @@ class Operator:
         self.applied: dict[tuple[str, str], dict[str, Any]] = {}  # (kind, key) -> answer
         self.rolled_back: set[str] = set()  # debit keys taken back (or refused for ever)
         self.calls: list[tuple[str, str]] = []  # every call received, faults too
+        self.answer: dict[str, int] = {}  # kind -> status answered, the call not applied
+        self.hang: dict[str, float] = {}  # player -> seconds each of their debits is held
+        self.held = 0  # debits being held now
         self.lock = asyncio.Lock()
 
     def _apply(self, kind: str, key: str, player: str, amount: int) -> tuple[int, dict[str, Any]]:
@@ -82,6 +89,15 @@ class Operator:
             if kind not in ("debit", "credit", "rollback"):
                 return JSONResponse({"error": "no such call"}, 404)
             self.calls.append((kind, body["key"]))
+            if kind in self.answer:
+                status = self.answer[kind]
+                return JSONResponse({"error": f"the operator says no to this {kind}"}, status)
+            if kind == "debit" and body["player"] in self.hang:
+                self.held += 1
+                try:
+                    await asyncio.sleep(self.hang[body["player"]])
+                finally:
+                    self.held -= 1
             roll = self.rng.random()
             if roll < self.fail:
                 return JSONResponse({"error": "down"}, 500)

@@ -26,7 +26,11 @@ def add_commands(
     p.add_argument("--last", type=whole, default=10, help="how many rounds (default 10)")
     common(p)
 
-    p = sub.add_parser("report", help="each table's win against theory, by day or shift")
+    p = sub.add_parser(
+        "report",
+        help="each table's win against theory, by day or shift; the open disputes with an "
+        "operator's wallet",
+    )
     db_option(p, DEFAULT_URL)
     p.add_argument("--table", help="only this table")
     p.add_argument("--from", dest="since", metavar="DATE", help="rounds started on or after")
@@ -99,9 +103,13 @@ def _line(label: str, f: dict[str, Any]) -> str:
 
 
 def report_text(doc: dict[str, Any]) -> str:
-    """The report as a table: each table, its periods, its players."""
+    """The report as a table: each table, its periods, its players; then the open disputes
+    with an operator's wallet, if any."""
+    from pontoon.audit.disputes import disputes_text
+
+    disputes = disputes_text(doc.get("disputes", []))
     if not doc["tables"]:
-        return "No finished rounds."
+        return "\n".join(["No finished rounds.", *(["", *disputes] if disputes else [])])
     lines = [
         "Table report: the house's win against theory (the exact edge of the optimal chart "
         "times the initial wagers);",
@@ -120,6 +128,8 @@ def report_text(doc: dict[str, Any]) -> str:
         lines += [_line(p["player"], p) for p in t["players"]]
         if t["void_rounds"]:
             lines.append(f"void rounds (16.5, no money moved): {t['void_rounds']}")
+    if disputes:
+        lines += ["", *disputes]
     return "\n".join(lines)
 
 

@@ -9,6 +9,9 @@ the store records (insurance and side wagers too); the theory counts the initial
 the boxes, whose money is all a table without those wagers moves. Voided rounds (16.5) move
 no money and are counted apart. A flag at 95 % comes to one honest period in twenty: it asks
 for a look, not a verdict; ``z`` says how far outside.
+
+The report also lists the open disputes with an operator's wallet (``disputes``:
+:func:`pontoon.audit.disputes.open_disputes`), whatever the dates.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Final
 
 from sqlalchemy import or_, select
 
+from pontoon.audit.disputes import open_disputes
 from pontoon.audit.theory import Theory, theory
 from pontoon.errors import InputError
 from pontoon.store.db import Store
@@ -164,11 +168,13 @@ def table_report(
 ) -> dict[str, Any]:
     """The report's document: ``tables``, each with its ``periods`` and ``players``; with
     ``series``, each table's running ``win``, ``theoretical`` and ``sd`` after each round
-    (what the plot draws)."""
+    (what the plot draws); ``disputes``, the open disputes with an operator's wallet (of
+    ``table`` only, when given)."""
     if period not in PERIODS:
         raise InputError(f"--period is one of {', '.join(PERIODS)}, not {period!r}")
     found = _read(store, table, since, until)
-    if table and not found:
+    disputes = open_disputes(store, table)
+    if table and not found and not disputes:
         raise InputError(f"no finished round of table {table!r} in the store")
     tables: dict[str, Tally] = defaultdict(Tally)
     periods: dict[tuple[str, str], Tally] = defaultdict(Tally)
@@ -226,6 +232,7 @@ def table_report(
             for t in theories.values()
         ],
         "tables": out,
+        "disputes": disputes,
     }
 
 

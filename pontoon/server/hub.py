@@ -26,7 +26,7 @@ from .charts import Charts
 from .limits import Bucket, Limits, Throttle
 from .operator import OperatorConfig, OperatorWallet
 from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, parse
-from .table import Client, Refused, Session, Table, TableConfig, with_limits
+from .table import Client, Needs, Paid, Refused, Session, Table, TableConfig, with_limits
 from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .timing import Timings
 
@@ -91,7 +91,9 @@ class Hub:
     def idle(self, name: str) -> bool:
         """Table ``name`` is between rounds, nothing being applied: it may change hands."""
         t = self.tables.get(name)
-        return t is not None and not t.lock.locked() and (t.round is None or t.round.over)
+        if t is None or t.lock.locked() or t.asking:  # (a debit awaited: its wager to come)
+            return False
+        return t.round is None or t.round.over
 
     def open_table(self, name: str, fence: int | None = None) -> None:
         """Serve table ``name`` (its writes carry ``fence``, the lease's token, when leased),
@@ -354,67 +356,83 @@ class Hub:
             self.applying.add(time.perf_counter() - start)
 
     async def _apply(self, table: Table, client: Client, msg: Message) -> dict[str, Any]:
+        """``msg`` applied under the table's lock (:meth:`_locked`). With an operator's wallet
+        a wager that needs the player's money from it takes the lock twice, the operator asked
+        in between with the lock let go (:meth:`Table.paying`): the table serves the others
+        while one player's debit waits, and the wager is refused when the operator says no
+        (``funds``: declined, or past the player's limits) or nothing (``wallet``)."""
+        try:
+            return await table.paying(lambda paid: self._locked(table, client, msg, paid))
+        except WalletError as exc:  # from the operator's wallet: nothing was recorded
+            raise Refused(f"not recorded: {exc}", code=getattr(exc, "code", "funds")) from None
+
+    async def _locked(
+        self, table: Table, client: Client, msg: Message, paid: Paid
+    ) -> dict[str, Any]:
+        """Apply ``msg`` (the table's lock held), commit it with the debits ``paid`` for it,
+        broadcast; or refuse it with nothing changed (:class:`Needs`: rewound, to be paid)."""
         session = client.session
-        async with table.lock:
-            # Two clicks apply once: the id is looked up and recorded under the lock, so the
-            # same message sent at once on two sockets of the session is applied once.
-            if msg.id is not None and msg.id in session.seen:
-                return session.seen[msg.id] | {"duplicate": True}
-            if session.closed:  # left while this message waited for the lock
-                raise Refused(UNKNOWN, code="auth")
-            if isinstance(msg, Leave):
-                if session.role != "player":
-                    raise Refused("only a player leaves the table", code="role")
-                amount = await self.leave(table, session.name, client)
-                table.broadcast()
-                out = {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
+        # Two clicks apply once: the id is looked up and recorded under the lock, so the
+        # same message sent at once on two sockets of the session is applied once.
+        if msg.id is not None and msg.id in session.seen:
+            return session.seen[msg.id] | {"duplicate": True}
+        if session.closed:  # left while this message waited for the lock
+            raise Refused(UNKNOWN, code="auth")
+        if isinstance(msg, Leave):
+            if session.role != "player":
+                raise Refused("only a player leaves the table", code="role")
+            amount = await self.leave(table, session.name, client)
+            table.broadcast()
+            out = {"type": "ok", "ref": msg.id, "version": table.version, "cashed_out": amount}
+            _remember(session, msg.id, out)
+            return out
+        if isinstance(msg, Reality) or (isinstance(msg, Bet) and self.door is not None):
+            if self.door is None or session.role != "player":
+                raise Refused("a reality check is a player's, in accounts mode", code="role")
+            if isinstance(msg, Reality):
+                self.door.acknowledge(session.name)
+                out = {"type": "ok", "ref": msg.id, "version": table.version}
                 _remember(session, msg.id, out)
                 return out
-            if isinstance(msg, Reality) or (isinstance(msg, Bet) and self.door is not None):
-                if self.door is None or session.role != "player":
-                    raise Refused("a reality check is a player's, in accounts mode", code="role")
-                if isinstance(msg, Reality):
-                    self.door.acknowledge(session.name)
-                    out = {"type": "ok", "ref": msg.id, "version": table.version}
-                    _remember(session, msg.id, out)
-                    return out
-                self.door.reality_check(session.name)
-            v = getattr(msg, "v", None)
-            if v is not None and table.stale(session, v):
-                raise Refused(
-                    f"the table has moved on (version {table.version}, not {v}): "
-                    "look again before you decide",
-                    code="stale",
-                )
-            mark = table.mark()
-            try:
-                if isinstance(msg, Bet):
-                    table.bet(session, msg)
-                elif isinstance(msg, Deal):
-                    table.deal(session)
-                elif isinstance(msg, Act):
-                    table.act(session, msg)
-                elif isinstance(msg, Procedure):
-                    table.procedure(session, msg)
-            except PontoonError as exc:
-                table.reload()  # an unexpected engine error: the store is the truth
-                raise Refused(f"{exc}", code="error") from None
-            try:
-                ack = (session.digest, msg.id) if session.digest and msg.id else None
-                staff = None
-                if self.accounts is not None and session.role in STAFF:
-                    staff = (session.name, session.role, _action_text(msg))
-                await table.commit(ack, staff)
-            except WalletError as exc:  # the wallet holds too little: nothing was recorded
-                table.rewind(mark)
-                table.broadcast()
-                raise Refused(f"not recorded: {exc}", code="funds") from None
-            except PontoonError as exc:  # the store refused: the table was taken back from it
-                table.broadcast()
-                raise Refused(f"not recorded: {exc}", code="error") from None
-            reply: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
-            _remember(session, msg.id, reply)
+            self.door.reality_check(session.name)
+        v = getattr(msg, "v", None)
+        if v is not None and table.stale(session, v):
+            raise Refused(
+                f"the table has moved on (version {table.version}, not {v}): "
+                "look again before you decide",
+                code="stale",
+            )
+        mark = table.mark()
+        try:
+            if isinstance(msg, Bet):
+                table.bet(session, msg)
+            elif isinstance(msg, Deal):
+                table.deal(session)
+            elif isinstance(msg, Act):
+                table.act(session, msg)
+            elif isinstance(msg, Procedure):
+                table.procedure(session, msg)
+        except PontoonError as exc:
+            table.reload()  # an unexpected engine error: the store is the truth
+            raise Refused(f"{exc}", code="error") from None
+        try:
+            ack = (session.digest, msg.id) if session.digest and msg.id else None
+            staff = None
+            if self.accounts is not None and session.role in STAFF:
+                staff = (session.name, session.role, _action_text(msg))
+            await table.commit(ack, staff, paid)
+        except (Needs, WalletError) as exc:  # nothing was recorded
+            table.rewind(mark)
             table.broadcast()
+            if isinstance(exc, Needs):  # the operator is asked, the lock let go
+                raise
+            raise Refused(f"not recorded: {exc}", code="funds") from None
+        except PontoonError as exc:  # the store refused: the table was taken back from it
+            table.broadcast()
+            raise Refused(f"not recorded: {exc}", code="error") from None
+        reply: dict[str, Any] = {"type": "ok", "ref": msg.id, "version": table.version}
+        _remember(session, msg.id, reply)
+        table.broadcast()
         return reply
 
 

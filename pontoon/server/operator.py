@@ -4,24 +4,35 @@ An online operator keeps its players' money and sends them to the game with a **
 token**: a JWT (HS256, the secret shared with the operator) naming the player (``sub``), with
 ``iss`` (the operator), ``aud`` ``pontoon``, ``iat``, ``exp`` and a ``jti`` used once.
 ``GET /launch?token=…&table=…`` checks it, makes the player's account on first launch (no
-password: an operator's player logs in only through the operator), opens a session in the
-cookie and sends the browser to the table.
+password: an operator's player logs in only through the operator), refuses a player whose play
+is paused (403, until when), opens a session in the cookie and sends the browser to the table.
 
 The server then calls the operator's wallet: ``POST {url}/debit`` for a wager,
 ``/credit`` for what a round leaves the player, ``/rollback`` for a debit whose wager was not
 recorded, each ``{"key", "player", "amount", "table"}`` with a bearer JWT of ours; the answer is
 ``{"balance": cents}``. Every call carries an idempotency key and is written to the store
-(``operator_calls``) **before** it is sent:
+(``operator_calls``, with its ``owner``: this process's id) **before** it is sent:
 
-- a **debit** is written ``pending``, sent (retried with the same key on a timeout, a lost
-  answer or a 5xx), and marked ``done`` in the transaction that records its wager; a 4xx is
-  the operator's no (``declined``: the wager is refused, ``funds``);
+- a **debit** is written ``pending`` (in the transaction that checks the player's loss limits
+  and pause), sent with no table's lock held (retried with the same key on a timeout, a lost
+  answer or a 5xx; :attr:`OperatorConfig.longest` bounds it), and marked ``done`` in the
+  transaction that records its wager; a 4xx is the operator's no (``declined``: ``funds``);
 - a debit left ``pending`` — its wager refused, unanswered, or the server killed before the
   wager was recorded — is claimed by the outbox (``rollback``: its wager can no longer be
   recorded) and **rolled back** until the operator acknowledges it (``rolled-back``);
 - a **credit** is written ``pending`` in the transaction of the round's end and sent by the
   outbox until acknowledged, after a restart too.
 
+A rollback the operator refuses (4xx) or does not confirm, and a credit it refuses, is an
+**open dispute** (``disputed``): logged as an error, listed to the pit boss and in ``pontoon
+report`` (:mod:`pontoon.audit.disputes`), and tried again for ever on a back-off
+(:meth:`OperatorConfig.retry_after`: 2 s, doubled each try, at most an hour; ``tries``,
+``next_at`` and ``error`` record it) until the operator acknowledges it. An unanswered credit
+stays ``pending`` on the same schedule.
+
+Each process's outbox sends only its own calls that are not in flight, the credits of the
+tables it serves that no process has taken yet, and any call of a table it serves older than
+:attr:`OperatorConfig.longest` (a dead process's debit: rolled back by the table's next holder).
 So a wager is charged once and only when recorded, and a win is paid once, whatever the
 network or a SIGKILL does; the operator must answer the same key with the same result.
 """
@@ -32,17 +43,19 @@ import asyncio
 import logging
 import os
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, insert, or_, select, update
 
-from pontoon.store import chain
+from pontoon.store import chain, play_limits
 from pontoon.store.db import Store, WalletError
 from pontoon.store.schema import operator_calls
 
@@ -50,37 +63,78 @@ from .accounts import COOKIE, Door
 
 log = logging.getLogger(__name__)
 
+BACKOFF = 0.05  # seconds after a call's first failed try, doubled after each
+OPEN = ("pending", "rollback", "disputed")  # the calls the outbox still owes
+
 
 @dataclass(frozen=True)
 class OperatorConfig:
     """Where the operator's wallet answers, the secret shared with it (HS256, both ways), and
-    the issuer its launch tokens name."""
+    the issuer its launch tokens name; how long a call may take, and the outbox's schedule."""
 
     url: str
     secret: str
     issuer: str = "operator"
-    timeout: float = 2.0  # seconds for one call
-    attempts: int = 4  # tries of a debit before the wager is refused (and rolled back)
+    timeout: float = 2.0  # seconds for one try of a call, the answer read whole
+    attempts: int = 4  # tries of a call (a debit's wager is refused after them)
+    retry_first: float = 2.0  # seconds before the outbox tries a failed call again
+    retry_most: float = 3600.0  # the back-off doubles up to this, and goes on for ever
+
+    @property
+    def longest(self) -> float:
+        """The longest a debit can be in flight, from its row to its wager's record: every try
+        and the waits between them, and one try's time more for the record. A call of a table
+        this process serves, older than this and another process's, is this one's to end."""
+        waits = sum(BACKOFF * 2.0**i for i in range(self.attempts))
+        return self.attempts * self.timeout + waits + self.timeout
+
+    def retry_after(self, tries: int) -> float:
+        """Seconds before the outbox tries a call again after its ``tries``-th failed pass.
+
+        >>> [OperatorConfig("u", "s").retry_after(n) for n in (1, 2, 3, 12, 13, 500)]
+        [2.0, 4.0, 8.0, 3600.0, 3600.0, 3600.0]
+        """
+        return float(min(self.retry_first * 2.0 ** min(max(tries, 1) - 1, 40), self.retry_most))
 
 
 class Declined(Exception):
-    """The operator said no (a 4xx): final, not retried."""
+    """The operator said no (a 4xx): final for a debit; for a rollback or a credit, a dispute."""
 
 
 class Unavailable(Exception):
     """No answer from the operator after every try."""
 
 
+class Unanswered(WalletError):
+    """A debit the operator did not answer: its wager is refused (code ``wallet``)."""
+
+    code = "wallet"
+
+
+Debit = tuple[str, str, int]
+"""A debit the operator acknowledged: (key, player, amount)."""
+
+
 class OperatorWallet:
-    """The calls to one operator's wallet; ``balances``: the server's copy of its players'."""
+    """The calls to one operator's wallet; ``balances``: the server's copy of its players'.
+    ``owner``: this process's id, made at start, kept with every call it writes; ``serving``:
+    the tables this process serves now (kept by each :class:`~pontoon.server.table.Table`)."""
 
     def __init__(self, store: Store, config: OperatorConfig, balances: dict[str, int]) -> None:
         self.store = store
         self.config = config
         self.balances = balances
         self.client = httpx.AsyncClient(base_url=config.url.rstrip("/"), timeout=config.timeout)
+        self.owner = uuid.uuid4().hex
+        self.serving: set[str] = set()
         self.in_flight: set[str] = set()  # debits sent, their wager not yet recorded or refused
         self.wake = asyncio.Event()
+
+    def serve(self, table: str) -> None:
+        self.serving.add(table)
+
+    def let_go(self, table: str) -> None:
+        self.serving.discard(table)
 
     def _auth(self) -> dict[str, str]:
         import jwt
@@ -90,12 +144,14 @@ class OperatorWallet:
         return {"Authorization": "Bearer " + jwt.encode(claims, self.config.secret, "HS256")}
 
     async def call(self, kind: str, key: str, player: str, amount: int, table: str) -> int:
-        """One call, retried with the same key; the player's balance after it."""
+        """One call, retried with the same key; the player's balance after it. Each try has
+        ``timeout`` seconds for the whole answer."""
         body = {"key": key, "player": player, "amount": amount, "table": table}
         for attempt in range(self.config.attempts):
             try:
-                r = await self.client.post(f"/{kind}", json=body, headers=self._auth())
-            except httpx.HTTPError:
+                async with asyncio.timeout(self.config.timeout):
+                    r = await self.client.post(f"/{kind}", json=body, headers=self._auth())
+            except (httpx.HTTPError, TimeoutError):
                 r = None
             if r is not None and r.status_code == 200:
                 balance = int(r.json()["balance"])
@@ -103,14 +159,17 @@ class OperatorWallet:
                 return balance
             if r is not None and 400 <= r.status_code < 500:
                 raise Declined(_reason(r))
-            await asyncio.sleep(0.05 * 2**attempt)
+            await asyncio.sleep(BACKOFF * 2**attempt)
         raise Unavailable(f"the operator's wallet did not answer a {kind} of {amount}")
 
     async def balance(self, player: str) -> int:
         try:
-            r = await self.client.get("/balance", params={"player": player}, headers=self._auth())
-        except httpx.HTTPError as exc:
-            raise Unavailable(f"the operator's wallet did not answer: {exc}") from None
+            async with asyncio.timeout(self.config.timeout):
+                r = await self.client.get(
+                    "/balance", params={"player": player}, headers=self._auth()
+                )
+        except (httpx.HTTPError, TimeoutError) as exc:
+            raise Unavailable(f"the operator's wallet did not answer: {exc!r}") from None
         if r.status_code != 200:
             raise Declined(_reason(r))
         balance = int(r.json()["balance"])
@@ -118,42 +177,46 @@ class OperatorWallet:
         return balance
 
     # ------------------------------------------------------------------ debits
-    async def debit(self, table: str, debits: list[tuple[int, str, int]]) -> dict[int, str]:
-        """Debit each ``(seq, player, amount)`` for the events about to be recorded at
-        ``table``; their keys by seq, to be marked done with the write (then
-        :meth:`settled`). :class:`~pontoon.store.db.WalletError` when one is declined or
-        unanswered: its wager is refused, and what was debited is rolled back."""
-        keys = {seq: f"table:{table}:{seq}:{os.urandom(4).hex()}" for seq, _, _ in debits}
-        self.in_flight |= set(keys.values())
+    async def debit(self, table: str, wants: list[tuple[str, int]]) -> list[Debit]:
+        """Debit each ``(player, amount)`` for a wager about to be recorded at ``table`` (no
+        table's lock held: this waits for the operator, at most :attr:`OperatorConfig.longest`);
+        the debits, each to be marked done with the wager's write (then :meth:`settled`).
+        :class:`~pontoon.store.db.WalletError` when one passes the player's limits or is
+        declined, :class:`Unanswered` when one is not answered: its wager is refused, and what
+        was debited is rolled back."""
+        keys = [f"table:{table}:{os.urandom(8).hex()}" for _ in wants]
+        self.in_flight |= set(keys)
         rows = [
-            {"key": keys[seq], "account": player, "kind": "debit", "amount": amount}
-            | {"table_id": table, "status": "pending", "at": chain.now()}
-            for seq, player, amount in debits
+            {"key": key, "account": player, "kind": "debit", "amount": amount, "table_id": table}
+            | {"status": "pending", "at": chain.now(), "owner": self.owner}
+            for key, (player, amount) in zip(keys, wants, strict=True)
         ]
+        paid = [(key, player, amount) for key, (player, amount) in zip(keys, wants, strict=True)]
         try:
             await asyncio.to_thread(self._insert, rows)  # written before it is sent
-            for seq, player, amount in debits:
+            for key, player, amount in paid:
                 try:
-                    await self.call("debit", keys[seq], player, amount, table)
+                    await self.call("debit", key, player, amount, table)
                 except Declined as exc:
-                    await asyncio.to_thread(self._finish, keys[seq], "declined")
+                    await asyncio.to_thread(self._finish, key, "declined", error=str(exc))
                     raise WalletError(f"the operator's wallet refused: {exc}") from None
                 except Unavailable as exc:
-                    raise WalletError(str(exc)) from None
+                    raise Unanswered(str(exc)) from None
         except BaseException:
-            self.settled(keys)  # no longer in flight: the outbox rolls back what is pending
+            self.settled(paid)  # no longer in flight: the outbox rolls back what is pending
             raise
-        return keys
+        return paid
 
-    def settled(self, keys: dict[int, str]) -> None:
+    def settled(self, paid: list[Debit]) -> None:
         """The write of these debits' wagers is over (recorded or not)."""
-        self.in_flight -= set(keys.values())
-        self.wake.set()
+        if paid:
+            self.in_flight -= {key for key, _, _ in paid}
+            self.wake.set()
 
     # ------------------------------------------------------------------ the outbox
     async def outbox(self) -> None:
-        """Until the server stops: send every pending credit, and roll back every pending debit
-        that is not in flight, each until the operator acknowledges it."""
+        """Until the server stops: send every credit owed, and roll back every debit left
+        pending, each until the operator acknowledges it (:meth:`flush`)."""
         while True:
             self.wake.clear()
             try:
@@ -164,30 +227,32 @@ class OperatorWallet:
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
 
     async def flush(self) -> int:
-        """One pass of the outbox; how many calls it completed."""
-        rows = await asyncio.to_thread(self._pending)
+        """One pass of the outbox over the calls due now that are this process's to send;
+        how many the operator acknowledged."""
+        rows = await asyncio.to_thread(self._due)
         done = 0
         for row in rows:
             if row["key"] in self.in_flight:
                 continue
             kind = "credit" if row["kind"] == "credit" else "rollback"
-            if row["status"] == "pending" and kind == "rollback":
-                # claimed first: a debit whose wager was recorded since the read is done, and
-                # one claimed here can no longer be recorded (its write finds it taken)
-                claimed = await asyncio.to_thread(self._finish, row["key"], "rollback")
-                if not claimed:
-                    continue
+            status = await asyncio.to_thread(self._take, row)
+            if status is None:  # recorded since the read, or another process's now
+                continue
             try:
                 await self.call(kind, row["key"], row["account"], row["amount"], row["table_id"])
-            except Unavailable:
-                continue  # the next pass tries again
-            except Declined as exc:
-                if kind == "credit":  # a win is owed: never dropped, told and tried again
-                    log.error("the operator declined credit %s: %s", row["key"], exc)
-                    continue
+            except (Declined, Unavailable) as exc:
+                await asyncio.to_thread(self._failed, row, kind, status, exc)
+                continue
             ended = "done" if kind == "credit" else "rolled-back"
-            await asyncio.to_thread(self._finish, row["key"], ended, row["status"])
-            done += 1
+            if await asyncio.to_thread(self._finish, row["key"], ended, status):
+                done += 1
+                if status == "disputed":
+                    log.warning(
+                        "the operator acknowledged the %s %s of %d for %s at table %s after "
+                        "%d tries: the dispute is closed",
+                        kind, row["key"], row["amount"], row["account"], row["table_id"],
+                        row["tries"] + 1,
+                    )  # fmt: skip
         return done
 
     async def close(self) -> None:
@@ -195,29 +260,102 @@ class OperatorWallet:
 
     # ------------------------------------------------------------------ the store
     def _insert(self, rows: list[dict[str, Any]]) -> None:
+        """Write the debits ``pending``, each player's account held and their limits checked
+        first in the same transaction (:class:`WalletError`: nothing written)."""
         with self.store.write() as conn:
-            conn.execute(insert(operator_calls), rows)
+            for row in rows:
+                play_limits.hold(conn, row["account"])
+                try:
+                    play_limits.check_wager(conn, row["account"], row["amount"])
+                except play_limits.LimitError as exc:
+                    raise WalletError(str(exc)) from None
+                conn.execute(insert(operator_calls).values(row))
 
-    def _finish(self, key: str, status: str, was: str = "pending") -> bool:
+    def _finish(self, key: str, status: str, was: str = "pending", error: str = "") -> bool:
         """Move a call from ``was`` to ``status``; whether it was still ``was``."""
         c = operator_calls.c
+        values = {"status": status, "done_at": chain.now()}
+        if error:
+            values["error"] = error[:200]
         with self.store.write() as conn:
             moved = conn.execute(
-                update(operator_calls)
-                .where(c.key == key, c.status == was)
-                .values(status=status, done_at=chain.now())
+                update(operator_calls).where(c.key == key, c.status == was).values(**values)
             ).rowcount
         return bool(moved == 1)
 
-    def _pending(self) -> list[dict[str, Any]]:
+    def _due(self) -> list[dict[str, Any]]:
+        """The calls owed and due now that this process may send: its own; a credit of a table
+        it serves that no process has taken; any call of a table it serves older than
+        :attr:`OperatorConfig.longest` (its process gone, or its debit long over)."""
         c = operator_calls.c
+        now = chain.now()
+        old = _stored(datetime.now(UTC) - timedelta(seconds=self.config.longest))
+        served = c.table_id.in_(sorted(self.serving))
+        untaken_credit = and_(c.kind == "credit", c.owner.is_(None))
+        theirs = and_(
+            served,
+            or_(c.owner.is_(None), c.owner != self.owner),
+            or_(c.at < old, untaken_credit),
+        )
         with self.store.read() as conn:
             rows = conn.execute(
                 select(c.key, c.account, c.kind, c.amount, c.table_id, c.status)
-                .where(c.status.in_(("pending", "rollback")))
+                .add_columns(c.owner, c.tries)
+                .where(c.status.in_(OPEN), or_(c.next_at.is_(None), c.next_at <= now))
+                .where(or_(c.owner == self.owner, theirs))
                 .order_by(c.at, c.key)
             )
             return [dict(r._mapping) for r in rows]
+
+    def _take(self, row: dict[str, Any]) -> str | None:
+        """Make ``row`` this process's to send, as read (a pending debit claimed: ``rollback``,
+        its wager can no longer be recorded); its status now, or None when it changed since."""
+        status = "rollback" if row["status"] == "pending" and row["kind"] == "debit" else None
+        if status is None and row["owner"] == self.owner:
+            return str(row["status"])  # (nothing to write)
+        c = operator_calls.c
+        same_owner = c.owner.is_(None) if row["owner"] is None else c.owner == row["owner"]
+        with self.store.write() as conn:
+            moved = conn.execute(
+                update(operator_calls)
+                .where(c.key == row["key"], c.status == row["status"], same_owner)
+                .values(owner=self.owner, status=status or row["status"])
+            ).rowcount
+        return (status or str(row["status"])) if moved == 1 else None
+
+    def _failed(self, row: dict[str, Any], kind: str, status: str, exc: Exception) -> None:
+        """A pass that did not end ``row``: tried again after the back-off. A rollback not
+        acknowledged, or a call refused, is an open dispute (logged as an error when it
+        opens); an unanswered credit stays pending."""
+        tries = int(row["tries"]) + 1
+        wait = self.config.retry_after(tries)
+        disputed = kind == "rollback" or isinstance(exc, Declined) or status == "disputed"
+        now = datetime.now(UTC)
+        values = {
+            "status": "disputed" if disputed else status,
+            "tries": tries,
+            "next_at": _stored(now + timedelta(seconds=wait)),
+            "error": str(exc)[:200],
+        }
+        c = operator_calls.c
+        with self.store.write() as conn:
+            conn.execute(
+                update(operator_calls)
+                .where(c.key == row["key"], c.status == status)
+                .values(**values)
+            )
+        what = "refused" if isinstance(exc, Declined) else "did not confirm"
+        args = (what, kind, row["key"], row["amount"], row["account"], row["table_id"], exc)
+        text = "the operator's wallet %s the %s %s of %d for %s at table %s: %s"
+        if disputed and status != "disputed":
+            log.error(text + "; an open dispute, tried again in %g s", *args, wait)
+        else:
+            log.warning(text + "; try %d, tried again in %g s", *args, tries, wait)
+
+
+def _stored(t: datetime) -> str:
+    """A time as the store keeps it (:func:`pontoon.store.chain.now`)."""
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _reason(r: httpx.Response) -> str:
@@ -255,6 +393,10 @@ def add_launch(
             account = await asyncio.to_thread(d.accounts.launched, name)
         except InputError as exc:
             raise HTTPException(403, str(exc)) from None
+        until = await asyncio.to_thread(d.accounts.paused_until, name)
+        if until is not None:  # a time-out or self-exclusion: no session, no play
+            log.info("launch of %s refused: play paused until %s", name, until)
+            raise HTTPException(403, f"{name} has paused play until {until[:16]} UTC")
 
         def used() -> None:
             with d.accounts.store.write() as conn:
@@ -307,4 +449,12 @@ def check_launch(token: str, config: OperatorConfig) -> dict[str, Any]:
     return claims
 
 
-__all__ = ["Declined", "OperatorConfig", "OperatorWallet", "Unavailable", "check_launch"]
+__all__ = [
+    "Debit",
+    "Declined",
+    "OperatorConfig",
+    "OperatorWallet",
+    "Unanswered",
+    "Unavailable",
+    "check_launch",
+]

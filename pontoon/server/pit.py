@@ -12,6 +12,9 @@ The pit boss also opens and closes tables and sets their limits (``GET /api/pit/
 starts no new round (one in play ends) and reveals its shoe once no round is in play
 (docs/fairness.md; it shuffles anew when it opens again); new limits hold from the next round.
 Each is recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
+``GET /api/pit/disputes`` lists the open disputes with an operator's wallet (a rollback or a
+credit it refused or never confirmed, tried again until it acknowledges it:
+:mod:`pontoon.audit.disputes`); the report (``/api/report``) carries them too.
 
 With several processes on one store (:mod:`pontoon.server.tenure`) the list is every
 configured table's, whichever process answers: its own tables, and each other process's as
@@ -292,6 +295,18 @@ def add_routes(
             t.bump()
             t.broadcast()
         return listed(t)
+
+    @app.get("/api/pit/disputes")
+    async def pit_disputes(
+        request: Request, token: str | None = None, table: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The open disputes with the operator's wallet (every table's: the store is
+        shared), oldest first (:func:`pontoon.audit.disputes.open_disputes`)."""
+        from pontoon.audit.disputes import open_disputes
+
+        await oversight(request, None, token)
+        found: list[dict[str, Any]] = await read(open_disputes, store(), table or None)
+        return found
 
     @app.get("/api/report")
     async def report_doc(request: Request) -> dict[str, Any]:

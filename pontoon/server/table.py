@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pontoon.analysis.chart import Chart
 from pontoon.errors import IllegalAction, InputError, PontoonError
@@ -46,6 +46,7 @@ from pontoon.vocab import Procedure as Kind
 from .limits import Bucket
 from .protocol import Act, Bet, Procedure, encode
 
+R = TypeVar("R")
 HIDDEN = ("hole", "burn")
 REVEALED_SHOWN = 5  # the shoes revealed last that a state lists
 PUBLIC_KNOBS = (
@@ -145,14 +146,38 @@ class Client(Protocol):
         """Queue ``message`` if any, then the closing of the socket with ``code``."""
 
 
+Paid = list[tuple[str, str, int]]
+"""Debits the operator acknowledged for a write not yet made: (key, player, amount) each."""
+
+
 class RemoteWallet(Protocol):
     """An operator's wallet as a table uses it (:class:`pontoon.server.operator.OperatorWallet`)."""
 
-    async def debit(self, table: str, debits: list[tuple[int, str, int]]) -> dict[int, str]:
-        """Debit each ``(seq, player, amount)`` before the write; their keys by seq."""
+    async def debit(self, table: str, wants: list[tuple[str, int]]) -> Paid:
+        """Debit each ``(player, amount)`` before the write (no lock held while it waits)."""
 
-    def settled(self, keys: dict[int, str]) -> None:
-        """The write of these debits is over (recorded or not)."""
+    def settled(self, paid: Paid) -> None:
+        """The write of these debits is over (recorded or not: then rolled back)."""
+
+    def serve(self, table: str) -> None:
+        """This process serves ``table`` now (its calls are this process's to end)."""
+
+    def let_go(self, table: str) -> None:
+        """This process no longer serves ``table``."""
+
+
+class Needs(Exception):
+    """A write needs money from the operator's wallet that no debit has paid for yet:
+    ``wants``, (player, amount) each. Raised by :meth:`Table.commit` before anything is
+    written; the caller rewinds what it applied, and :meth:`Table.paying` asks the wallet
+    with the table's lock let go."""
+
+    def __init__(self, wants: list[tuple[str, int]]) -> None:
+        super().__init__(f"the operator's wallet is asked for {wants}")
+        self.wants = wants
+
+
+PASSES = 3  # a message applied again after each debit its write then wants (the table moved on)
 
 
 class Refused(Exception):
@@ -228,6 +253,7 @@ class Table:
         self._rules_text: tuple[dict[str, Any] | None, str] = (None, "")  # (its rules, JSON)
         self.wallets = wallets
         self.remote = remote  # the wallets are an operator's: each movement is a call to it
+        self.asking = 0  # messages waiting for the operator's wallet (the lock let go)
         self.log = TableLog(  # ``fence``: the lease's token, when processes share the store
             store, config.name, wallet=wallets is not None, remote=remote is not None, fence=fence
         )
@@ -264,6 +290,8 @@ class Table:
         self.seen: dict[str, float] = {n: now for n in self.names}
         if wallets is not None:
             self._back_to_wallets()
+        if remote is not None:
+            remote.serve(self.name)
 
     def _back_to_wallets(self) -> None:
         """At start: money left at the table outside a round in play (a round voided on
@@ -282,19 +310,53 @@ class Table:
             prepared = self.log.prepare(items)
             self.log.applied(prepared, self._moved(self.log.store.append(prepared.batch)))
 
-    async def _debit(self, batch: Batch) -> dict[int, str]:
-        """With an operator's wallet: its debits for the batch's wallet deposits, acknowledged
-        before the batch is written (:class:`WalletError` when one is refused)."""
+    def _paid(self, batch: Batch, paid: Paid) -> None:
+        """With an operator's wallet: the batch's wallet deposits matched to the debits
+        ``paid`` for them (their keys, by seq, go with the write and are marked done in it);
+        :class:`Needs` when they are not exactly what was paid (none paid yet, or the table
+        moved on while the operator answered)."""
         if self.remote is None:
-            return {}
-        debits = [
+            return
+        wants = [
             (batch.prev_seq + 1 + i, str(e.player), int(e.amount or 0))
             for i, (e, _) in enumerate(batch.events)
             if e.kind == "deposit"
         ]
-        keys = await self.remote.debit(self.name, debits) if debits else {}
-        batch.remote = keys
-        return keys
+        if [(p, a) for _, p, a in wants] != [(p, a) for _, p, a in paid]:
+            raise Needs([(p, a) for _, p, a in wants])
+        batch.remote = {seq: key for (seq, _, _), (key, _, _) in zip(wants, paid, strict=True)}
+
+    async def paying(self, step: Callable[[Paid], Awaitable[R]]) -> R:
+        """``step(paid)`` under the table's lock. When its write needs the operator's money
+        (:class:`Needs`: ``step`` rewound what it applied), the lock is let go while the
+        wallet is asked (:class:`~pontoon.store.db.WalletError` when it refuses or does not
+        answer: at most ``OperatorConfig.longest``), then ``step`` runs again with the debits.
+        No lock is held across a call to the operator; a debit no write recorded is rolled
+        back by the wallet's outbox. :class:`Refused` (``stale``) after :data:`PASSES`."""
+        paid: Paid = []
+        asked = False
+        try:
+            for _ in range(PASSES):
+                try:
+                    async with self.lock:
+                        return await step(paid)
+                except Needs as need:
+                    assert self.remote is not None
+                    self.remote.settled(paid)  # (not recorded: rolled back)
+                    paid = []
+                    if not asked:  # the table is not idle: it stays with this process
+                        asked = True
+                        self.asking += 1
+                    paid = await self.remote.debit(self.name, need.wants)
+            raise Refused(
+                "the table moved on while the operator's wallet answered: look again",
+                code="stale",
+            )
+        finally:
+            if asked:
+                self.asking -= 1
+            if self.remote is not None:
+                self.remote.settled(paid)
 
     def _moved(self, written: Written) -> Written:
         """Note the wallets' balances a write moved."""
@@ -792,13 +854,18 @@ class Table:
 
     # ------------------------------------------------------------------ commit and tell
     async def commit(
-        self, ack: tuple[str, str] | None = None, staff: tuple[str, str, str] | None = None
+        self,
+        ack: tuple[str, str] | None = None,
+        staff: tuple[str, str, str] | None = None,
+        paid: Paid | None = None,
     ) -> None:
         """Write what happened (write-ahead), then the table's version moves on. ``ack``:
         (token digest, message id) of the message that did it, kept with the write, so that
         after a restart the same message is known as applied. ``staff``: (account, role,
         action) when a member of staff did it, recorded with it. With wallets, a round that
-        ends gives back what it leaves each player (in the same write)."""
+        ends gives back what it leaves each player (in the same write). With an operator's
+        wallet, the money a wager needs beyond the player's at the table must have been
+        ``paid`` (:meth:`paying`), else :class:`Needs` and nothing is written."""
         rl = self.roundlog
         if rl is not None and rl.pending:
             try:
@@ -807,14 +874,10 @@ class Table:
                 assert prepared is not None
                 prepared.batch.ack = ack
                 prepared.batch.staff = staff
-                keys = await self._debit(prepared.batch)
-                try:
-                    written = self._moved(await self.writer.append(prepared.batch))
-                    rl.applied(prepared, written)
-                    self._note_revealed(prepared, written)
-                finally:
-                    if self.remote is not None:
-                        self.remote.settled(keys)
+                self._paid(prepared.batch, paid or [])
+                written = self._moved(await self.writer.append(prepared.batch))
+                rl.applied(prepared, written)
+                self._note_revealed(prepared, written)
             except WalletError:
                 raise  # nothing was written: the caller rewinds what it applied
             except (LedgerError, PontoonError, OSError):
@@ -935,15 +998,31 @@ class Table:
         if self._chart is None and self.rules.interrupted == "complete" and self.interruption():
             # a cold chart takes seconds: worked out on a thread, the table's lock not held
             self._chart = await asyncio.to_thread(self.config.chart or optimal_chart, self.rules)
-        async with self.lock:
+
+        async def step(paid: Paid) -> None:
+            nonlocal version
             if version != self.version:
                 return
+            mark = self.mark()
             try:
                 self.timeout()
             except PontoonError as exc:
                 self.notes.append(f"timer: {exc}")
-            await self.commit()
+            try:
+                await self.commit(paid=paid)
+            except (Needs, WalletError):  # (the policy's double, say): nothing was written
+                self.rewind(mark)
+                version = self.version
+                raise
             self.broadcast()
+
+        try:
+            await self.paying(step)
+        except (WalletError, Refused) as exc:  # the wallet said no: the timer tries again
+            async with self.lock:
+                self.notes.append(f"timer: not recorded: {exc}")
+                self.arm_timer()
+                self.broadcast()
 
     def broadcast(self) -> None:
         """Queue the new state to every client: nothing is sent (nor awaited) here, so a
@@ -954,5 +1033,7 @@ class Table:
             client.post_state(self.state_text(client.session, common))
 
     def close(self) -> None:
+        if self.remote is not None:
+            self.remote.let_go(self.name)
         if self._timer is not None:
             self._timer.cancel()
