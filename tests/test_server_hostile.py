@@ -32,7 +32,7 @@ import pontoon.server.outbox as outbox
 from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.app import create_app
-from pontoon.server.limits import Limits, Throttle
+from pontoon.server.limits import Limits
 from pontoon.server.protocol import MAX_MESSAGE
 from pontoon.server.table import TableConfig
 from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
@@ -595,20 +595,37 @@ def test_guessing_the_supervisor_token_is_throttled_and_logged(
         assert len([m for m in caplog.messages if m.startswith("failed auth")]) == 10
 
 
-def test_the_throttle_counts_per_address_within_its_window() -> None:
-    now = [0.0]
-    throttle = Throttle(limit=3, window=60.0, addresses=100, clock=lambda: now[0])
-    for _ in range(2):
-        assert not throttle.fail("10.0.0.1")
-    assert throttle.fail("10.0.0.1") and throttle.blocked("10.0.0.1")
-    assert not throttle.blocked("10.0.0.2")  # another address is unaffected
-    now[0] = 59.0
-    assert throttle.blocked("10.0.0.1")
-    now[0] = 60.5  # the failures are a minute old: let through again, and forgotten
-    assert not throttle.blocked("10.0.0.1") and "10.0.0.1" not in throttle.failures
-    for i in range(1000):  # bounded memory: the least recently failing go first
-        throttle.fail(f"10.1.{i // 256}.{i % 256}")
-    assert len(throttle.failures) == 100 and "10.1.3.231" in throttle.failures
+def test_the_throttle_is_shared_by_every_process_and_its_waits_grow(tmp_path: Path) -> None:
+    """Two processes' throttles on one store (here two throttles, as two processes make them):
+    a guesser's failures at one count at the other, and each failure past the limit doubles
+    the wait. Before: each process counted its own, and N processes allowed N times as much."""
+    from pontoon.server.throttles import SharedThrottle, forget_old
+    from pontoon.store.db import Store
+
+    now = [1000.0]
+    with Store(f"sqlite:///{tmp_path / 's.db'}") as store:
+        here, there = (
+            SharedThrottle(store, "address", 3, 60.0, refresh=0.0, clock=lambda: now[0])
+            for _ in range(2)
+        )
+        assert not here.fail("10.0.0.1") and not there.fail("10.0.0.1")
+        assert not here.blocked("10.0.0.1") and not there.blocked("10.0.0.1")
+        assert there.fail("10.0.0.1")  # the third, at the other process: both refuse it
+        assert here.blocked("10.0.0.1") and there.blocked("10.0.0.1")
+        assert not here.blocked("10.0.0.2")  # another address is unaffected
+        other = SharedThrottle(store, "login", 3, 60.0, refresh=0.0, clock=lambda: now[0])
+        assert not other.blocked("10.0.0.1")  # nor another kind's key
+        now[0] += 61.0  # a minute after the third: one more try
+        assert not here.blocked("10.0.0.1")
+        here.fail("10.0.0.1")  # the fourth: two minutes' wait
+        now[0] += 119.0
+        assert there.blocked("10.0.0.1")
+        now[0] += 2.0
+        assert not there.blocked("10.0.0.1")
+        with store.read() as conn:  # the store keeps digests, never the address
+            assert "10.0.0.1" not in str(conn.exec_driver_sql("SELECT * FROM auth_failures").all())
+        now[0] += 86400.0
+        assert forget_old(store, lambda: now[0]) == 4
 
 
 @pytest.mark.parametrize(

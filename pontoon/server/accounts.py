@@ -33,8 +33,9 @@ from pontoon.store.accounts import STAFF, Account, AccountError, Accounts, Movem
 from pontoon.store.play_limits import Limit, Pause
 from pontoon.store.roles import passes_for_the_house
 
-from .limits import Limits, Throttle
+from .limits import Limits
 from .playclock import PlayClocks
+from .throttles import SharedThrottle, forget_old
 
 COOKIE = "pontoon_session"
 DEVICE = "pontoon_device"  # a browser that logged in to an account before (OWASP's device cookie)
@@ -126,7 +127,7 @@ class Door:
         self,
         accounts: Accounts,
         limits: Limits,
-        throttle: Throttle,
+        throttle: SharedThrottle,
         wallets: dict[str, int],
         session_seconds: float,
     ) -> None:
@@ -140,8 +141,11 @@ class Door:
         # account's owner out elsewhere; an account's failures from every address are capped
         # too (guessing spread over many addresses), and a browser that logged in to the
         # account before (its device cookie) passes that cap
-        self.by_name = Throttle(limits.login_failures, limits.login_window)
-        self.by_account = Throttle(limits.login_failures * SPREAD, limits.login_window)
+        # — counted in the store, by every process (:mod:`pontoon.server.throttles`)
+        store = accounts.store
+        self.by_name = SharedThrottle(store, "login", limits.login_failures, limits.login_window)
+        spread = limits.login_failures * SPREAD
+        self.by_account = SharedThrottle(store, "account", spread, limits.login_window)
         self.device_key = secrets.token_bytes(32)  # (this process's: a restart forgets them)
         self.failed: dict[str, int] = {}  # failed logins of each account since its last one
         self.clocks = PlayClocks(accounts)  # the reality check's and session time's
@@ -149,7 +153,9 @@ class Door:
         # registrations hash on a thread of their own, counted per address: a burst of them
         # neither takes the logins' threads nor makes more than a few accounts
         self.making = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pontoon-register")
-        self.registering = Throttle(limits.registrations, limits.registration_window)
+        self.registering = SharedThrottle(
+            store, "register", limits.registrations, limits.registration_window
+        )
         # what this process does when an account's sessions end (the hub closes its sockets)
         self.ended: Callable[[str], object] = lambda name: None
         self.ended_at: dict[str, str] = {}  # the revocations made here, already acted on
@@ -169,16 +175,8 @@ class Door:
         this address has failed too often (for the name, or at all), or when the name has
         failed too often from every address and ``device`` is not its device cookie."""
         known = device is not None and hmac.compare_digest(device, self.device(name))
-        pair = f"{name}\n{addr}"
-        if self.by_name.blocked(pair) or self.throttle.blocked(addr):
-            raise HTTPException(429, "too many failed logins: try again later")
-        if self.by_account.blocked(name) and not known:
-            raise HTTPException(429, "too many failed logins for this account: try again later")
-        account = await self.run(self.accounts.check, name, password)
+        account = await self.run(self._check, name, password, addr, known)
         if account is None:
-            self.by_name.fail(pair)
-            self.by_account.fail(name)
-            self.throttle.fail(addr)
             if len(self.failed) < 100_000 or name in self.failed:
                 self.failed[name] = self.failed.get(name, 0) + 1
             log.warning("failed login for %r from %s", name, addr)
@@ -191,6 +189,22 @@ class Door:
         token = await self.run(self.accounts.open_session, name, self.session_seconds)
         self.clocks.forget(name)  # a new login: a new session's clock at its first wager
         return account, token
+
+    def _check(self, name: str, password: str, addr: str, known: bool) -> Account | None:
+        """(On a login thread.) The account, None for a wrong name or password (a failure
+        counted for the name from this address, the account, the address); 429 while one of
+        them waits (the account's own only for a browser that is not its device)."""
+        pair = f"{name}\n{addr}"
+        if self.by_name.blocked(pair) or self.throttle.blocked(addr):
+            raise HTTPException(429, "too many failed logins: try again later")
+        if self.by_account.blocked(name) and not known:
+            raise HTTPException(429, "too many failed logins for this account: try again later")
+        account = self.accounts.check(name, password)
+        if account is None:
+            self.by_name.fail(pair)
+            self.by_account.fail(name)
+            self.throttle.fail(addr)
+        return account
 
     def reality_check(self, name: str) -> None:
         """Before a wager: :class:`Refused` when the player's reality check is due or the
@@ -252,7 +266,8 @@ class Door:
                 if time.monotonic() - purged >= purge:
                     purged = time.monotonic()
                     gone = await asyncio.to_thread(self.accounts.purge_sessions)
-                    log.info("%d expired logins deleted", gone)
+                    old = await asyncio.to_thread(forget_old, self.accounts.store)
+                    log.info("%d expired logins, %d old failed logins deleted", gone, old)
             except Exception:  # not CancelledError: the server stopping ends the task
                 log.exception("watching the accounts' sessions failed; tried again")
 
@@ -289,10 +304,10 @@ def add_routes(
         built_in()
         d = door()
         addr = request.client.host if request.client is not None else "?"
-        if d.registering.blocked(addr):
+        if await asyncio.to_thread(d.registering.blocked, addr):
             log.warning("registrations from %s throttled", addr)
             raise HTTPException(429, "too many new accounts from this address: try again later")
-        d.registering.fail(addr)  # (every attempt counts: a hash is made for each)
+        await asyncio.to_thread(d.registering.fail, addr)  # (each counts: each makes a hash)
         loop = asyncio.get_running_loop()
         try:
             account = await loop.run_in_executor(

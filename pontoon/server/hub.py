@@ -23,11 +23,12 @@ from pontoon.store.table_settings import settings
 
 from .accounts import Door
 from .charts import Charts
-from .limits import Bucket, Limits, Throttle
+from .limits import Bucket, Limits
 from .operator import OperatorConfig, OperatorWallet
 from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, parse
 from .table import Client, Needs, Paid, Refused, Session, Table, TableConfig, with_limits
 from .tenure import CLOSE_MOVED, Leasing, Tenure
+from .throttles import SharedThrottle
 from .timing import Timings
 
 SEEN = 64  # idempotency keys remembered per session
@@ -78,7 +79,7 @@ class Hub:
         self.door: Door | None = None  # accounts mode: the players' reality checks
         self.limits = limits = limits or Limits()
         self.charts = Charts()
-        self.throttle = Throttle(limits.failures, limits.failure_window)
+        self.throttle = SharedThrottle(store, "address", limits.failures, limits.failure_window)
         self.tenure: Tenure | None = None  # several processes: the tables held by lease
         if leasing is None:
             for name in self.configs:

@@ -1,6 +1,6 @@
-"""What one client may ask of the server (issue 13): failed authentications per address,
-sessions per address and per table, sockets per session, states asked for per session, and
-the time a connection has to send its request's head.
+"""What one client may ask of the server: failed authentications per address (counted by
+:mod:`pontoon.server.throttles`), sessions per address and per table, sockets per session,
+states asked for per session, and the time a connection has to send its request's head.
 
 >>> now = [0.0]
 >>> bucket = Bucket(rate=2.0, burst=3, clock=lambda: now[0])
@@ -14,7 +14,6 @@ the time a connection has to send its request's head.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -63,53 +62,6 @@ class Bucket:
             return (1.0 - self.tokens) / self.rate
         self.tokens -= 1.0
         return 0.0
-
-
-class Throttle:
-    """Failed authentications per client address: after ``limit`` failures within ``window``
-    seconds the address is refused (every token, the right one too) until its oldest failure
-    in the window is ``window`` seconds old. Memory is bounded: at most ``addresses`` are kept
-    (the least recently failing dropped first), and an address's old failures are pruned."""
-
-    def __init__(
-        self,
-        limit: int = 10,
-        window: float = 60.0,
-        addresses: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.limit = limit
-        self.window = window
-        self.addresses = addresses
-        self.clock = clock
-        self.failures: OrderedDict[str, deque[float]] = OrderedDict()
-
-    def _recent(self, addr: str) -> deque[float] | None:
-        times = self.failures.get(addr)
-        if times is None:
-            return None
-        edge = self.clock() - self.window
-        while times and times[0] <= edge:
-            times.popleft()
-        if not times:
-            del self.failures[addr]
-            return None
-        return times
-
-    def blocked(self, addr: str) -> bool:
-        times = self._recent(addr)
-        return times is not None and len(times) >= self.limit
-
-    def fail(self, addr: str) -> bool:
-        """Counts a failure of ``addr``; True when it is the one that blocks the address."""
-        times = self._recent(addr)
-        if times is None:
-            times = self.failures[addr] = deque(maxlen=self.limit)
-        times.append(self.clock())
-        self.failures.move_to_end(addr)
-        while len(self.failures) > self.addresses:
-            self.failures.popitem(last=False)
-        return len(times) == self.limit
 
 
 def head_timeout(base: type[asyncio.Protocol], seconds: float) -> type[asyncio.Protocol]:
