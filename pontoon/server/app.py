@@ -244,7 +244,7 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    train_routes(app, STATIC, lambda: hub().store)
+    train_routes(app, STATIC, lambda: hub().store, door if accounts else None)
 
     async def person(
         request: Request, table: str | None, key: str | None, changes: bool

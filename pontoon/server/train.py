@@ -4,24 +4,41 @@
 ``seed``) and answers ``{"id", "question", "messages"}``; ``POST /api/train/{id}`` sends the
 learner's play and answers ``{"grade", "question", "messages"}`` (``question`` null and
 ``summary`` set when the drill is over). The drill is :class:`pontoon.train.strategy.Drill`,
-the command's own, stepped as a generator; its analysis runs on a worker thread, never on the
-event loop. Drills are kept in memory (:data:`MAX_DRILLS` at most, the oldest let go first)
-and forgotten when over or idle for :data:`IDLE` seconds. With a ``learner`` name each
-graded decision goes to the server's round store and the weak-cells schedule comes from the
-learner's record, as ``pontoon train strategy --learner`` does (a name, not an account).
+the command's own, stepped as a generator in the trainer's worker: one process of its own at
+the lowest CPU priority (:class:`Worker`), so that its analysis never takes the interpreter
+lock or a core from the tables; at most :attr:`Pace.waiting` steps wait for it (then 503).
+Drills are kept in memory (:data:`MAX_DRILLS` at most, the oldest let go first) and forgotten
+when over or idle for :data:`IDLE` seconds.
+
+Open server: anyone drills; with a ``learner`` name each graded decision goes to the server's
+round store and the weak-cells schedule comes from the learner's record, as ``pontoon train
+strategy --learner`` does (a name, not an account). Accounts mode: only a logged-in account
+drills (401; 403 without the CSRF header), its decisions always kept under its own name (a
+``learner`` that is another's is refused, 403), a drill answered only by the account that
+started it (404 to any other); each account has at most :attr:`Pace.per_account` drills (a
+new one lets its oldest go), one step in the worker at a time, and starts and answers at
+most at :class:`Pace`'s rates (429, with ``Retry-After``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import math
+import multiprocessing
+import os
 import secrets
+import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Generator
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
@@ -34,10 +51,34 @@ from pontoon.train import MODES
 from pontoon.train.records import rows_of, schedule_of, session_stamp
 from pontoon.train.strategy import Drill, Question
 
+from .limits import Bucket
 from .table import Refused
+
+if TYPE_CHECKING:
+    from .accounts import Door
 
 MAX_DRILLS: Final = 200
 IDLE: Final = 1800.0  # seconds
+NICE: Final = 19  # the worker's CPU priority: the lowest (it runs when the tables do not)
+WORKER: Final = "process"  # where the analysis runs: "process" (or "thread": docs/server.md)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """What the trainer allows: ``waiting`` steps queued for the worker at most (everyone's);
+    per account (accounts mode), drills kept, starts and answers (a burst, then a rate a
+    second)."""
+
+    waiting: int = 16
+    per_account: int = 3
+    start_rate: float = 0.1  # one drill every 10 s after a burst of 5
+    start_burst: int = 5
+    answer_rate: float = 2.0  # a person answers once a second or two; a script no faster
+    answer_burst: int = 10
+    accounts_kept: int = 10_000  # accounts whose buckets are remembered (the least recent go)
+
+
+PACE = Pace()
 
 
 class StartRequest(BaseModel):
@@ -52,16 +93,20 @@ class AnswerRequest(BaseModel):
     answer: str = Field(max_length=16)
 
 
+# ---------------------------------------------------------------- in the worker
+
+
 @dataclass
-class _Running:
+class _Held:
+    """A drill under way, in the worker."""
+
     drill: Drill
     steps: Generator[Question, str | None, None]
-    question: Question | None = None
-    messages: list[str] = field(default_factory=list)
-    seen: float = field(default_factory=time.monotonic)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one answer at a time
-    learner: str | None = None  # whose record the decisions go to
-    session: str = ""
+    messages: list[str]
+
+
+_HELD: dict[str, _Held] = {}  # the worker's drills, by id
+_CHARTS: dict[str, Chart] = {}  # each rule set's optimal chart, worked out once
 
 
 def _question(q: Question | None) -> dict[str, Any] | None:
@@ -76,96 +121,343 @@ def _question(q: Question | None) -> dict[str, Any] | None:
     }
 
 
-class Drills:
-    """The drills under way."""
-
-    def __init__(self, store: Callable[[], Store]) -> None:
-        self.store = store  # the server's round store (learners' records)
-        self.running: OrderedDict[str, _Running] = OrderedDict()
-        self.charts: dict[str, Chart] = {}  # each rule set's optimal chart, worked out once
-
-    def _forget_idle(self) -> None:
-        now = time.monotonic()
-        for key in [k for k, r in self.running.items() if now - r.seen > IDLE]:
-            del self.running[key]
-        while len(self.running) >= MAX_DRILLS:
-            self.running.popitem(last=False)
-
-    def _advance(self, run: _Running, answer: str | None) -> None:
-        """Step the drill to its next question (blocking: the analysis)."""
-        grader = run.drill.grader
-        name = grader.rules.name
-        if name not in self.charts:
-            self.charts[name] = grader.chart
-        grader.chart = self.charts[name]
-        try:
-            run.question = next(run.steps) if answer is None else run.steps.send(answer)
-        except StopIteration:
-            run.question = None
-
-    def _reply(self, key: str, run: _Running) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": key, "question": _question(run.question)}
-        out["messages"], run.messages[:] = list(run.messages), []
-        if run.question is None:
-            out["summary"] = run.drill.summary()
-            self.running.pop(key, None)
-        return out
-
-    async def start(self, body: StartRequest) -> dict[str, Any]:
-        if body.rules not in PRESETS:
-            raise Refused(f"unknown rule set {body.rules!r}: one of {', '.join(PRESETS)}")
-        if body.mode not in MODES:
-            raise Refused(f"unknown mode {body.mode!r}: one of {', '.join(MODES)}")
-        self._forget_idle()
-        messages: list[str] = []
-        try:
-            drill = Drill(load_rules(body.rules), body.mode, body.seed, _no_ask, messages.append)
-        except InputError as exc:
-            raise Refused(str(exc)) from None
-        run = _Running(drill, drill.steps(body.hands), messages=messages)
-        learner = (body.learner or "").strip()
-        if learner:
-            run.learner, run.session = learner, session_stamp()
-            past = await run_in_threadpool(
-                self.store().learner_decisions, learner, "strategy", drill.rules.name
-            )
-            drill.schedule = schedule_of(past)
-        key = secrets.token_urlsafe(16)
-        self.running[key] = run
-        await run_in_threadpool(self._advance, run, None)
-        return self._reply(key, run)
-
-    async def answer(self, key: str, body: AnswerRequest) -> dict[str, Any]:
-        run = self.running.get(key)
-        if run is None:
-            raise Refused("no such drill (over, or idle too long): start another", code="auth")
-        async with run.lock:
-            q = run.question
-            if q is None or body.answer not in q.legal:
-                legal = ", ".join(q.legal) if q is not None else "none"
-                raise Refused(f"{body.answer!r} is not a play here: {legal}")
-            run.seen = time.monotonic()
-            before = len(run.drill.decisions)
-            await run_in_threadpool(self._advance, run, body.answer)
-            out = self._reply(key, run)
-            if len(run.drill.decisions) > before:
-                made = run.drill.decisions[before]
-                out["grade"] = made.to_json()
-                if run.learner:
-                    d = run.drill
-                    rows = rows_of(run.learner, run.session, d.rules.name, d.mode, [made])
-                    await run_in_threadpool(self.store().record_decisions, rows)
-            return out
-
-
 def _no_ask(q: Question) -> str | None:  # the page answers through the API, not this
     raise AssertionError("a web drill is stepped, not asked")
 
 
-def add_routes(app: FastAPI, static: Any, store: Callable[[], Store]) -> None:
+def _advance(key: str, held: _Held, answer: str | None) -> dict[str, Any]:
+    """Step the drill to its next question: ``question``, ``messages``, and ``summary`` when
+    it is over (then it is let go); ``error`` when the drill cannot go on."""
+    drill = held.drill
+    name = drill.rules.name
+    if name not in _CHARTS:
+        _CHARTS[name] = drill.grader.chart
+    drill.grader.chart = _CHARTS[name]
+    before = len(drill.decisions)
+    try:
+        q = next(held.steps) if answer is None else held.steps.send(answer)
+    except StopIteration:
+        q = None
+    except InputError as exc:  # no decision of the mode came up
+        _HELD.pop(key, None)
+        return {"error": str(exc)}
+    out: dict[str, Any] = {"question": _question(q), "messages": list(held.messages)}
+    held.messages.clear()
+    if len(drill.decisions) > before:
+        made = drill.decisions[before]
+        out["grade"] = made.to_json()
+        (out["row"],) = rows_of("", "", drill.rules.name, drill.mode, [made])
+    if q is None:
+        out["summary"] = drill.summary()
+        _HELD.pop(key, None)
+    return out
+
+
+def _begin(
+    key: str,
+    rules: str,
+    mode: str,
+    seed: int | None,
+    hands: int,
+    past: list[tuple[str, bool]] | None,
+    drop: list[str],
+) -> dict[str, Any]:
+    """A new drill, to its first question (``past``: the learner's cells and answers)."""
+    _forget(drop)
+    messages: list[str] = []
+    try:
+        drill = Drill(load_rules(rules), mode, seed, _no_ask, messages.append)
+    except InputError as exc:
+        return {"error": str(exc)}
+    if past is not None:
+        drill.schedule = schedule_of([{"cell": c, "correct": k} for c, k in past])
+    held = _HELD[key] = _Held(drill, drill.steps(hands), messages)
+    return _advance(key, held, None)
+
+
+def _step(key: str, answer: str, drop: list[str]) -> dict[str, Any]:
+    """The learner's play in drill ``key``; ``gone`` when this worker does not hold it (it
+    was started again since)."""
+    _forget(drop)
+    held = _HELD.get(key)
+    if held is None:
+        return {"gone": True}
+    return _advance(key, held, answer)
+
+
+def _forget(keys: list[str]) -> None:
+    for key in keys:
+        _HELD.pop(key, None)
+
+
+def _worker_start(parent: int) -> None:
+    """The worker process's first act: every thread of it (those numpy's BLAS started too) at
+    the lowest priority, and a watch that ends it when the server that started it is gone (a
+    server killed with SIGKILL leaves no worker behind)."""
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            os.setpriority(os.PRIO_PROCESS, int(tid), NICE)
+    except (OSError, AttributeError):  # not Linux: this thread (the one that works)
+        os.nice(NICE)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGKILL)  # (the main thread waits on a queue: end it all)
+
+    threading.Thread(target=watch, name="pontoon-train-watch", daemon=True).start()
+
+
+def _worker_pid() -> int:
+    return os.getpid()
+
+
+# ---------------------------------------------------------------- in the server
+
+
+class Gone(Exception):
+    """The worker ended (killed, or out of memory): the drills it held are lost."""
+
+
+class Worker:
+    """Where the drills are stepped: one process (``kind`` ``"process"``, started at the first
+    drill and again after it ends) or one thread of the server (``"thread"``). Its calls
+    queue: one runs at a time."""
+
+    def __init__(self, kind: str = WORKER) -> None:
+        self.kind = kind
+        self.pool: Executor | None = None
+
+    def _pool(self) -> Executor:
+        if self.pool is None:
+            if self.kind == "thread":
+                self.pool = ThreadPoolExecutor(1, thread_name_prefix="pontoon-train")
+            else:
+                self.pool = ProcessPoolExecutor(
+                    1,
+                    mp_context=multiprocessing.get_context("spawn"),  # (the server has threads)
+                    initializer=_worker_start,
+                    initargs=(os.getpid(),),
+                )
+        return self.pool
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._pool(), functools.partial(fn, *args))
+        except BrokenProcessPool:
+            if self.pool is not None:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+            raise Gone from None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+
+@dataclass
+class _Running:
+    """A drill under way, as the server knows it (its state is in the worker)."""
+
+    owner: str | None  # the account that started it (accounts mode)
+    question: dict[str, Any] | None = None
+    seen: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one answer at a time
+    learner: str | None = None  # whose record the decisions go to
+    session: str = ""
+
+
+@dataclass
+class _Account:
+    """An account's pace: its buckets, and whether a step of its is in the worker."""
+
+    starts: Bucket
+    answers: Bucket
+    busy: bool = False
+
+
+class Drills:
+    """The drills under way."""
+
+    def __init__(self, store: Callable[[], Store], pace: Pace | None = None) -> None:
+        self.store = store  # the server's round store (learners' records)
+        self.pace = pace or PACE
+        self.worker = Worker()
+        self.running: OrderedDict[str, _Running] = OrderedDict()
+        self.accounts: OrderedDict[str, _Account] = OrderedDict()
+        self.dropped: list[str] = []  # let go here, to be let go in the worker too
+        self.waiting = 0  # steps sent to the worker and not answered
+
+    def _drop(self, key: str) -> None:
+        if self.running.pop(key, None) is not None:
+            self.dropped.append(key)
+
+    def _forget_idle(self, owner: str | None) -> None:
+        now = time.monotonic()
+        for key in [k for k, r in self.running.items() if now - r.seen > IDLE]:
+            self._drop(key)
+        if owner is not None:
+            mine = [k for k, r in self.running.items() if r.owner == owner]
+            for key in mine[: max(0, len(mine) - self.pace.per_account + 1)]:
+                self._drop(key)
+        while len(self.running) >= MAX_DRILLS:
+            self._drop(next(iter(self.running)))
+
+    def _account(self, owner: str) -> _Account:
+        a = self.accounts.get(owner)
+        if a is None:
+            p = self.pace
+            a = _Account(Bucket(p.start_rate, p.start_burst), Bucket(p.answer_rate, p.answer_burst))
+            self.accounts[owner] = a
+            while len(self.accounts) > p.accounts_kept:
+                self.accounts.popitem(last=False)
+        self.accounts.move_to_end(owner)
+        return a
+
+    def _paced(self, owner: str | None, bucket: str) -> _Account | None:
+        """The account's pace, checked (429) and taken: one step at a time, and ``bucket``'s
+        rate."""
+        if owner is None:
+            return None
+        a = self._account(owner)
+        if a.busy:
+            raise HTTPException(429, "one step at a time: wait for the answer to your last")
+        wait = (a.starts if bucket == "starts" else a.answers).take()
+        if wait > 0:
+            what = "drills started" if bucket == "starts" else "answers"
+            raise HTTPException(
+                429,
+                f"too many {what}: try again in {math.ceil(wait)} s",
+                headers={"Retry-After": str(math.ceil(wait))},
+            )
+        return a
+
+    async def _work(self, a: _Account | None, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn`` in the worker (503 when too many steps wait for it already)."""
+        if self.waiting >= self.pace.waiting:
+            raise HTTPException(
+                503, "the trainer is busy: try again in a moment", headers={"Retry-After": "1"}
+            )
+        drop, self.dropped = self.dropped, []
+        self.waiting += 1
+        if a is not None:
+            a.busy = True
+        try:
+            return await self.worker.call(fn, *args, drop)
+        except Gone:
+            self.running.clear()  # (their states were the ended worker's)
+            self.dropped.clear()
+            raise
+        finally:
+            self.waiting -= 1
+            if a is not None:
+                a.busy = False
+
+    def _reply(self, key: str, run: _Running, step: dict[str, Any]) -> dict[str, Any]:
+        if "error" in step:
+            self._drop(key)
+            raise Refused(step["error"])
+        run.question = step["question"]
+        out: dict[str, Any] = {"id": key, "question": run.question, "messages": step["messages"]}
+        if "summary" in step:
+            out["summary"] = step["summary"]
+            self.running.pop(key, None)  # (the worker let it go)
+        return out
+
+    async def start(self, body: StartRequest, owner: str | None = None) -> dict[str, Any]:
+        """A new drill (``owner``: the logged-in account, in accounts mode)."""
+        if body.rules not in PRESETS:
+            raise Refused(f"unknown rule set {body.rules!r}: one of {', '.join(PRESETS)}")
+        if body.mode not in MODES:
+            raise Refused(f"unknown mode {body.mode!r}: one of {', '.join(MODES)}")
+        learner = (body.learner or "").strip()
+        if owner is not None:
+            if learner and learner != owner:
+                raise HTTPException(
+                    403, f"a drill is kept under your own account ({owner}): leave out learner"
+                )
+            learner = owner
+        a = self._paced(owner, "starts")
+        self._forget_idle(owner)
+        run = _Running(owner)
+        past = None
+        if learner:
+            run.learner, run.session = learner, session_stamp()
+            rows = await run_in_threadpool(
+                self.store().learner_decisions, learner, "strategy", body.rules
+            )
+            past = [(str(r["cell"]), bool(r["correct"])) for r in rows]
+        key = secrets.token_urlsafe(16)
+        self.running[key] = run
+        try:
+            step = await self._work(
+                a, _begin, key, body.rules, body.mode, body.seed, body.hands, past
+            )
+        except Gone:
+            raise HTTPException(503, "the trainer was restarted: start again") from None
+        except BaseException:
+            self._drop(key)
+            raise
+        return self._reply(key, run, step)
+
+    def _gone(self, owner: str | None, text: str) -> Exception:
+        if owner is not None:  # (another's drill is not told apart from none)
+            return HTTPException(404, text)
+        return Refused(text, code="auth")
+
+    async def answer(
+        self, key: str, body: AnswerRequest, owner: str | None = None
+    ) -> dict[str, Any]:
+        """The learner's play in drill ``key`` (``owner``: as :meth:`start`)."""
+        run = self.running.get(key)
+        if run is None or run.owner != owner:
+            raise self._gone(owner, "no such drill (over, or idle too long): start another")
+        async with run.lock:
+            q = run.question
+            if q is None or body.answer not in q["legal"]:
+                legal = ", ".join(q["legal"]) if q is not None else "none"
+                raise Refused(f"{body.answer!r} is not a play here: {legal}")
+            a = self._paced(owner, "answers")
+            run.seen = time.monotonic()
+            try:
+                step = await self._work(a, _step, key, body.answer)
+            except Gone:
+                step = {"gone": True}
+            if step.get("gone"):
+                self._drop(key)
+                raise self._gone(owner, "the trainer was restarted: start another drill")
+            out = self._reply(key, run, step)
+            if "grade" in step:
+                out["grade"] = step["grade"]
+                if run.learner:
+                    row = step["row"] | {"learner": run.learner, "session": run.session}
+                    await run_in_threadpool(self.store().record_decisions, [row])
+            return out
+
+    async def worker_pid(self) -> int:
+        """The worker's process id (this process's, for a thread)."""
+        pid: int = await self.worker.call(_worker_pid)
+        return pid
+
+
+def add_routes(
+    app: FastAPI,
+    static: Any,
+    store: Callable[[], Store],
+    door: Callable[[], Door] | None = None,
+) -> None:
     """``/train``, ``POST /api/train`` and ``POST /api/train/{id}`` on ``app`` (``store``:
-    the server's round store, once it is open)."""
-    drills = Drills(store)
+    the server's round store, once it is open; ``door``: accounts mode's, who is logged in).
+    The drills are ``app.state.drills``."""
+    drills = app.state.drills = Drills(store)
+
+    async def owner(request: Request) -> str | None:
+        if door is None:
+            return None
+        account, _ = await door().need(request, changes=True)
+        return account.name
 
     @app.get("/train")
     async def train_page() -> FileResponse:
@@ -173,15 +465,15 @@ def add_routes(app: FastAPI, static: Any, store: Callable[[], Store]) -> None:
 
     @app.get("/api/train/options")
     async def train_options() -> dict[str, Any]:
-        return {"rules": list(PRESETS), "modes": list(MODES)}
+        return {"rules": list(PRESETS), "modes": list(MODES), "accounts": door is not None}
 
     @app.post("/api/train")
-    async def train_start(body: StartRequest) -> dict[str, Any]:
-        return await drills.start(body)
+    async def train_start(body: StartRequest, request: Request) -> dict[str, Any]:
+        return await drills.start(body, await owner(request))
 
     @app.post("/api/train/{key}")
-    async def train_answer(key: str, body: AnswerRequest) -> dict[str, Any]:
-        return await drills.answer(key, body)
+    async def train_answer(key: str, body: AnswerRequest, request: Request) -> dict[str, Any]:
+        return await drills.answer(key, body, await owner(request))
 
 
-__all__ = ["Drills", "add_routes"]
+__all__ = ["PACE", "Drills", "Pace", "Worker", "add_routes"]

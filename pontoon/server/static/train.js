@@ -3,15 +3,29 @@
 const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
   surrender: "Surrender", rescue: "Rescue" };
 let drill = null, decisions = 0, right = 0, lost = 0;
+let me = null;  // accounts mode: {name, csrf} of the logged-in account (the drill is kept under it)
 
 function per100(cost) { return "$" + (cost * 100).toFixed(2); }
 
 async function post(url, body) {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json" },
-    body: JSON.stringify(body) });
+  const headers = { "content-type": "application/json" };
+  if (me) { headers["X-CSRF-Token"] = me.csrf; }
+  const r = await fetch(url, { method: "POST", headers, body: JSON.stringify(body) });
   const doc = await r.json();
-  if (!r.ok) { throw new Error(doc.error || (doc.detail && JSON.stringify(doc.detail)) || r.status); }
+  if (r.status === 401) { loggedOut(); }
+  if (!r.ok) {
+    const why = doc.error || (typeof doc.detail === "string" ? doc.detail : JSON.stringify(doc.detail));
+    throw new Error(why || String(r.status));
+  }
   return doc;
+}
+
+function loggedOut() {
+  // accounts mode without a session: the drill is for logged-in accounts
+  me = null;
+  $("start-button").disabled = true;
+  $("who").replaceChildren("Log in at ", Object.assign(el("a", "", "the table"), { href: "/" }),
+    " to drill: your decisions are kept under your account.");
 }
 
 function show(doc) {
@@ -84,7 +98,7 @@ async function start(ev) {
   document.body.dataset.state = "playing";
   const body = { rules: $("rules").value, mode: $("mode").value, hands: Number($("hands").value) };
   if ($("seed").value !== "") { body.seed = Number($("seed").value); }
-  if ($("learner").value.trim()) { body.learner = $("learner").value.trim(); }
+  if (!me && $("learner").value.trim()) { body.learner = $("learner").value.trim(); }
   try {
     const doc = await post("/api/train", body);
     drill = doc.id;
@@ -99,5 +113,12 @@ async function init() {
   $("rules").replaceChildren(...o.rules.map((n) => { const x = el("option", "", n); x.value = n; return x; }));
   $("mode").replaceChildren(...o.modes.map((n) => { const x = el("option", "", n); x.value = n; return x; }));
   $("start").addEventListener("submit", start);
+  if (o.accounts) {  // the drill is kept under the logged-in account, never a name typed here
+    $("learner").hidden = true;
+    const r2 = await fetch("/api/me");
+    if (!r2.ok) { loggedOut(); return; }
+    me = await r2.json();
+    $("who").textContent = `Kept under your account, ${me.name}.`;
+  }
 }
 init();
