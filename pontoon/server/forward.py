@@ -8,6 +8,10 @@ table ``t`` this process does not hold. The owner sees the client's address in
 across hosts). A WebSocket's ``Origin`` is checked here, where the page's host is known; the
 owner's closing code reaches the client (4503 when the table moves again: the page connects
 again, and is brought to the new owner).
+
+Under ``--processes`` each hop carries a peer's proof (:mod:`pontoon.server.peers`, signed by
+:class:`PeerAuth` or :func:`_websocket`'s handshake), and a child's own port on the loopback
+answers nothing without one (:class:`PeerCheck`): any user of the host can connect to it.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from typing import Any
 import httpx
 import websockets
 from starlette.websockets import WebSocket
+from websockets.uri import parse_uri
 
 from .handoff import TABLE_PATH
+from .peers import HEADER, Peers
 from .web import SECURITY_HEADERS, same_origin
 
 log = logging.getLogger("pontoon.server")
@@ -30,6 +36,13 @@ log = logging.getLogger("pontoon.server")
 HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
 MINE = {k for k, _ in SECURITY_HEADERS}  # added again on the way out (web.Headers)
 BODY_LIMIT = 1 << 20
+PEERS = "pontoon.peers"  # a scope's: the cluster's Peers, in a child of --processes
+FORWARDED = b"x-forwarded-for"
+PROOF = HEADER.encode()
+CLOSE_NOT_PEER = 4403  # a socket at a child's own port with no valid proof
+# what a child's own port answers without a proof: the same as its public address answers
+# anyone, naming no table and reading no client's address (the tests read each child's)
+OPEN = {("GET", "/api/stats"), ("HEAD", "/api/stats")}
 
 
 class Forward:
@@ -78,7 +91,11 @@ class Forward:
         url = _target("http", address, scope)
         try:
             r = await self.http.request(
-                scope["method"], url, content=body, headers=self._headers(scope)
+                scope["method"],
+                url,
+                content=body,
+                headers=self._headers(scope),
+                auth=peer_auth(scope),
             )
         except httpx.HTTPError as exc:
             log.warning("the owner of %s at %s did not answer: %s", scope["path"], address, exc)
@@ -96,10 +113,15 @@ class Forward:
             await send({"type": "websocket.close", "code": 1008})
             return
         url = _target("ws", address, scope)
+        headers = self._headers(scope)
+        peers: Peers | None = scope.get(PEERS)
+        if peers is not None:  # (the handshake as websockets sends it)
+            client = ", ".join(v for k, v in headers if k == FORWARDED.decode())
+            headers.append((HEADER, peers.sign("GET", parse_uri(url).resource_name, b"", client)))
         await receive()  # websocket.connect
         try:
             upstream = await websockets.connect(
-                url, additional_headers=self._headers(scope), compression=None, max_size=1 << 16
+                url, additional_headers=headers, compression=None, max_size=1 << 16
             )
         except (OSError, websockets.InvalidHandshake, TimeoutError) as exc:
             log.warning("the owner of %s at %s refused or did not answer: %s", url, address, exc)
@@ -142,14 +164,21 @@ class Forward:
 def passed_on(scope: Any, *, host: bool = False) -> list[tuple[str, str]]:
     """The headers of the request of ``scope`` that go on to another process: the client's
     own (its cookie, ``Authorization``, …) but the hop-by-hop ones, a WebSocket's handshake and
-    ``Origin`` (checked where it arrives), with the client's address in ``X-Forwarded-For``;
-    ``host``: its ``Host`` too (else the other process's address is the request's host)."""
+    ``Origin`` (checked where it arrives), with the client's address in ``X-Forwarded-For``
+    (what the client sent there, and a peer's proof it sent, are not passed on); ``host``: its
+    ``Host`` too (else the other process's address is the request's host).
+
+    >>> scope = {"client": ("10.0.0.7", 5), "headers": [(b"cookie", b"s=1"),
+    ...     (b"x-forwarded-for", b"1.2.3.4"), (b"x-pontoon-peer", b"v1 x"), (b"host", b"h")]}
+    >>> passed_on(scope)
+    [('cookie', 's=1'), ('x-forwarded-for', '10.0.0.7')]
+    """
     out = [
         (k.decode("latin-1"), v.decode("latin-1"))
         for k, v in scope["headers"]
         if (k not in HOP or (host and k == b"host"))
         and not k.startswith(b"sec-websocket")
-        and k != b"origin"
+        and k not in (b"origin", FORWARDED, PROOF)
     ]
     client = scope.get("client")
     if client:
@@ -159,8 +188,121 @@ def passed_on(scope: Any, *, host: bool = False) -> list[tuple[str, str]]:
 
 def _target(scheme: str, address: str, scope: Any) -> str:
     """The owner's URL for the request of ``scope``: its path and query at ``address``."""
-    query = scope.get("query_string", b"").decode("latin-1")
-    return f"{scheme}://{address}{scope['path']}" + (f"?{query}" if query else "")
+    return f"{scheme}://{address}{_sent(scope)}"
+
+
+def _sent(scope: Any) -> str:
+    """The target of the request of ``scope`` as it was sent: its path and query, raw."""
+    raw: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+    query: bytes = scope.get("query_string", b"")
+    return (raw + (b"?" + query if query else b"")).decode("latin-1")
+
+
+class PeerAuth(httpx.Auth):
+    """httpx's ``auth``: each request signed for the process it goes to (its method, its
+    target as sent, its body and its ``X-Forwarded-For``)."""
+
+    requires_request_body = True
+
+    def __init__(self, peers: Peers) -> None:
+        self.peers = peers
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        target = request.url.raw_path.decode("latin-1")
+        client = request.headers.get(FORWARDED.decode(), "")
+        request.headers[HEADER] = self.peers.sign(request.method, target, request.content, client)
+        yield request
+
+
+def peer_auth(scope: Any) -> PeerAuth | None:
+    """The signing of a request made, for the request of ``scope``, to another process of the
+    host (httpx's ``auth``: the pit's list asks each owner so); None when this process has no
+    peers (one process alone, or ``--lease`` across hosts)."""
+    peers: Peers | None = scope.get(PEERS)
+    return None if peers is None else PeerAuth(peers)
+
+
+class PeerCheck:
+    """ASGI middleware of a child of ``--processes``, whose own port on the loopback (``own``:
+    its socket's address) any user of the host can reach: a request that arrives there is
+    answered only with a valid proof (:mod:`pontoon.server.peers`) — else 403 in one line, a
+    WebSocket closed with :data:`CLOSE_NOT_PEER` and why — and its client is the address the
+    proof vouches for (``X-Forwarded-For``), believed from nowhere else on that port. The
+    connections the parent hands over (the public ones) pass as they came. Every request's
+    scope carries ``peers`` (:data:`PEERS`), for what passes a request on to sign it."""
+
+    def __init__(self, app: Any, peers: Peers, own: tuple[str, int]) -> None:
+        self.app = app
+        self.peers = peers
+        self.own = own
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        scope[PEERS] = self.peers
+        server = scope.get("server")
+        method = scope.get("method", "GET")
+        if server is None or (server[0], server[1]) != self.own or (method, scope["path"]) in OPEN:
+            await self.app(scope, receive, send)
+            return
+        proofs = [v.decode("latin-1") for k, v in scope["headers"] if k == PROOF]
+        client = ", ".join(v.decode("latin-1") for k, v in scope["headers"] if k == FORWARDED)
+        body = b""
+        if scope["type"] == "http":
+            read = await _read_body(receive)
+            if read is None:
+                await _answer(send, 413, b"request body too large")
+                return
+            body, receive = read
+        if len(proofs) > 1:
+            why: str | None = "more than one peer proof"
+        else:
+            why = self.peers.check(
+                proofs[0] if proofs else None, method, _sent(scope), body, client
+            )
+        if why is not None:
+            await _refuse(scope, receive, send, why)
+            return
+        if client:
+            scope["client"] = (client.rsplit(",", 1)[-1].strip(), 0)
+        await self.app(scope, receive, send)
+
+
+async def _read_body(receive: Any) -> tuple[bytes, Any] | None:
+    """An HTTP request's body, read (None past :data:`BODY_LIMIT`), and a ``receive`` that
+    gives it again."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if len(body) > BODY_LIMIT:
+            return None
+        if message["type"] != "http.request" or not message.get("more_body"):
+            break
+    given = False
+
+    async def again() -> Any:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, again
+
+
+async def _refuse(scope: Any, receive: Any, send: Any, why: str) -> None:
+    """A request at a child's own port without a valid proof: refused, saying why."""
+    log.debug("refused at this process's own port: %s", why)
+    if scope["type"] == "http":
+        line = f"{why}: this port serves the server's own processes; use its public address"
+        await _answer(send, 403, line.encode())
+        return
+    await receive()  # websocket.connect
+    await send({"type": "websocket.accept"})  # (to say why)
+    reason = f"{why}: use the public address".encode()[:123].decode("utf-8", "ignore")
+    await send({"type": "websocket.close", "code": CLOSE_NOT_PEER, "reason": reason})
 
 
 async def _answer(send: Any, status: int, text: bytes) -> None:

@@ -10,7 +10,9 @@ child, or a request line that has not come within :data:`PEEK_SECONDS` (a busy c
 connect well before it writes; the child's own limit on a request's head applies after)
 goes to the children in turn. The child serves the socket as if it had accepted it; a
 request for a table held elsewhere (a connection kept alive across tables, a lease that moved
-meanwhile) is still passed on by :mod:`pontoon.server.forward`.
+meanwhile) is still passed on by :mod:`pontoon.server.forward`. The connections handed over
+are the public ones: no peer's proof is asked of them (that is for a child's own port,
+:class:`pontoon.server.forward.PeerCheck`).
 """
 
 from __future__ import annotations

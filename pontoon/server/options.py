@@ -159,6 +159,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--handoff-fd", type=whole, help=argparse.SUPPRESS)  # a --processes child's
     p.add_argument("--own-fd", type=whole, help=argparse.SUPPRESS)  # (pontoon.server.processes)
+    p.add_argument("--peer-fd", type=whole, help=argparse.SUPPRESS)  # its cluster's secret
     p.add_argument(
         "--advertise",
         metavar="HOST:PORT",

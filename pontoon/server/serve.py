@@ -229,18 +229,18 @@ def serve(args: argparse.Namespace) -> int:
         _check_keys(args, configs, keys)
         return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
-    sockets, handoff = None, None
+    sockets, handoff, peers = None, None, None
     if child:
         from .processes import leased_child
 
-        sockets, handoff, leasing = leased_child(args)
+        sockets, handoff, leasing, peers = leased_child(args)
     else:
         leasing = _leasing(args)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
     if not child:  # (its parent checked; it holds the public address)
         _check_keys(args, configs, keys)
         sockets = [listen(args.host, args.port)]
-    app = create_app(
+    app: Any = create_app(
         store_url(args.db),
         configs,
         token,
@@ -256,6 +256,12 @@ def serve(args: argparse.Namespace) -> int:
         leasing=leasing,
         writer_process=args.writer == "process",
     )
+    if peers is not None:  # a child: its own port answers its peers only
+        from .forward import PeerCheck
+
+        assert sockets is not None  # (leased_child's: its own)
+        host, own = sockets[0].getsockname()[:2]
+        app = PeerCheck(app, peers, (host, own))
     port = sockets[0].getsockname()[1] if sockets and not child else args.port  # (--port 0)
     print(f"Pontoon table server: http://{url_host(args.host)}:{port}/", flush=True)
     if leasing is not None:
