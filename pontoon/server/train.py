@@ -190,22 +190,24 @@ def _forget(keys: list[str]) -> None:
         _HELD.pop(key, None)
 
 
-def _worker_start(parent: int) -> None:
-    """The worker process's first act: every thread of it (those numpy's BLAS started too) at
-    the lowest priority, and a watch that ends it when the server that started it is gone (a
-    server killed with SIGKILL leaves no worker behind)."""
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            os.setpriority(os.PRIO_PROCESS, int(tid), NICE)
-    except (OSError, AttributeError):  # not Linux: this thread (the one that works)
-        os.nice(NICE)
+_WATCHED: list[int] = []  # the server the worker process watches (once it has begun)
 
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os.kill(os.getpid(), signal.SIGKILL)  # (the main thread waits on a queue: end it all)
 
-    threading.Thread(target=watch, name="pontoon-train-watch", daemon=True).start()
+def _in_worker(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in the worker process, which ends when the server that started it is
+    gone (a server killed with SIGKILL leaves no worker behind). (Its priority was lowered
+    before it imported anything: :class:`Worker`.)"""
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None and not _WATCHED:
+        _WATCHED.append(parent.pid)
+
+        def watch(pid: int) -> None:
+            while os.getppid() == pid:
+                time.sleep(1.0)
+            os.kill(os.getpid(), signal.SIGKILL)  # (its main thread waits on a queue)
+
+        threading.Thread(target=watch, args=(parent.pid,), daemon=True).start()
+    return fn(*args)
 
 
 def _worker_pid() -> int:
@@ -222,7 +224,10 @@ class Gone(Exception):
 class Worker:
     """Where the drills are stepped: one process (``kind`` ``"process"``, started at the first
     drill and again after it ends) or one thread of the server (``"thread"``). Its calls
-    queue: one runs at a time."""
+    queue: one runs at a time. The process's priority is lowered to :data:`NICE` first thing
+    (its initializer, :func:`os.setpriority`, is unpickled without importing this package:
+    the second of CPU its imports take, and the threads numpy starts, are at that priority
+    too)."""
 
     def __init__(self, kind: str = WORKER) -> None:
         self.kind = kind
@@ -236,15 +241,18 @@ class Worker:
                 self.pool = ProcessPoolExecutor(
                     1,
                     mp_context=multiprocessing.get_context("spawn"),  # (the server has threads)
-                    initializer=_worker_start,
-                    initargs=(os.getpid(),),
+                    initializer=os.setpriority,
+                    initargs=(os.PRIO_PROCESS, 0, NICE),
                 )
         return self.pool
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
+        job = functools.partial(fn, *args)
+        if self.kind != "thread":
+            job = functools.partial(_in_worker, fn, *args)
         try:
-            return await loop.run_in_executor(self._pool(), functools.partial(fn, *args))
+            return await loop.run_in_executor(self._pool(), job)
         except BrokenProcessPool:
             if self.pool is not None:
                 self.pool.shutdown(wait=False, cancel_futures=True)
