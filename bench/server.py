@@ -39,9 +39,20 @@ has its backends' CPU for the database reported beside it (``database_cpu_ms_per
 group-commit figures are one process's. ``--writer thread`` serves with the store's commits on a
 thread of the server (``pontoon serve --writer``; its default is a process of their own).
 
+``--drills N`` adds N learners of the strategy drill (``/api/train``) beside the bots, each
+starting a drill (20 decisions, a preset and a mode at random) and answering it as fast as it
+gets its questions, a legal play at random; with ``--accounts`` each is an account that logs
+in (its drills are kept under it), else it gives its name. Reported beside the tables'
+figures: the drills started and the answers given, their p50/p99 (from sending to the answer)
+and the refusals by status (429: an account's pace; 503: the trainer's queue full), and the CPU
+of the trainer's worker process (``drill_worker_cpu_share``: left out of the server's own).
+The tables' p99 with and without drills, alternated, is what tells whether drills cost the
+tables anything (docs/server.md).
+
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
      [--accounts] [--chart] [--keep PATH] [--processes N] [--db URL] [--writer KIND]
+     [--drills N]
 """
 
 from __future__ import annotations
@@ -321,6 +332,72 @@ class Socket(WSListener):
             self._woken.set_exception(self._closed)
 
 
+DRILL_MODES = ("all", "hard", "soft", "pairs", "weak")  # (every preset offers them)
+
+
+class DrillStats:
+    """The learners' drills: started, answers given, the latency of each (seconds), and the
+    refusals by HTTP status."""
+
+    def __init__(self) -> None:
+        self.starts = 0
+        self.answers = 0
+        self.latencies: list[float] = []
+        self.refused: dict[str, int] = {}
+
+
+async def learner(
+    base: str,
+    name: str,
+    clock: list[float],
+    ds: DrillStats,
+    joined: asyncio.Barrier,
+    go: asyncio.Event,
+    accounts: bool,
+    presets: list[str],
+) -> None:
+    """A learner of the strategy drill: starts drills and answers each question at once (a
+    legal play at random); told to wait (429, 503), it waits as long as it is told."""
+    rng = random.Random(name)
+    headers: dict[str, str] = {}
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_SECONDS, verify=_tls()) as http:
+        if accounts:  # (the client keeps the cookie; the CSRF token goes in a header)
+            r = await http.post("/api/login", json={"name": name, "password": PASSWORD})
+            r.raise_for_status()
+            headers = {"X-CSRF-Token": r.json()["csrf"]}
+        await joined.wait()
+        await go.wait()
+        stop, doc = clock[0], None
+        while time.monotonic() < stop:
+            if doc is None or doc["question"] is None:
+                path, starting = "/api/train", True
+                body: dict[str, Any] = {"rules": rng.choice(presets), "hands": 20}
+                body["mode"] = rng.choice(DRILL_MODES)
+                if not accounts:
+                    body["learner"] = name
+            else:
+                path, starting = f"/api/train/{doc['id']}", False
+                body = {"answer": rng.choice(doc["question"]["legal"])}
+            t0 = time.perf_counter()
+            try:
+                async with asyncio.timeout(max(0.05, stop - time.monotonic())):
+                    r = await http.post(path, json=body, headers=headers)
+            except TimeoutError:
+                break
+            if r.is_success:
+                ds.latencies.append(time.perf_counter() - t0)
+                ds.starts += starting
+                ds.answers += not starting
+                doc = r.json()
+                continue
+            code = str(r.status_code)
+            ds.refused[code] = ds.refused.get(code, 0) + 1
+            if r.status_code in (429, 503):
+                await asyncio.sleep(float(r.headers.get("retry-after", "1")))
+            else:  # (the drill is gone, or its mode refused for these rules: another)
+                doc = None
+
+
 def _decision(
     s: dict[str, Any], legal: list[dict[str, Any]], chart: dict[str, list[str]] | None
 ) -> dict[str, Any]:
@@ -352,22 +429,25 @@ def _tls() -> ssl.SSLContext:
 
 
 PASSWORD = "bench-password"
+TILL = "bench-till"  # the cashier who fills the wallets (a name that passes for no role)
 
 
-def _make_accounts(url: str, tables: int) -> None:
+def _make_accounts(url: str, tables: int, learners: int = 0) -> None:
     """Every bot's account (argon2id's minimum profile: 150 logins take a few seconds), each
-    wallet filled by the cashier."""
+    wallet filled by the cashier; and the drill's learners' (``learner0``...)."""
     from pontoon.store.accounts import Accounts, Movement, Role, hasher
     from pontoon.store.db import Store
 
     with Store(url) as store:
         people = Accounts(store, hasher("minimum"))
-        people.create("cashier", PASSWORD, Role.CASHIER)
+        people.create(TILL, PASSWORD, Role.CASHIER)
         for t in range(tables):
             for i in range(3):
                 name = f"bot{t}x{i}"
                 people.create(name, PASSWORD)
-                people.cashier(name, Movement.DEPOSIT, 10**8, f"bench-{name}", "cashier")
+                people.cashier(name, Movement.DEPOSIT, 10**8, f"bench-{name}", TILL)
+        for i in range(learners):
+            people.create(f"learner{i}", PASSWORD)
 
 
 def _counts(url: str) -> tuple[int, int]:
@@ -403,9 +483,13 @@ def _processes() -> dict[int, tuple[int, float, str]]:
     return out
 
 
-def _cpu(pid: int) -> float:
+TRAINER = "from multiprocessing"  # the command line of the trainer's worker (and its tracker)
+
+
+def _cpu(pid: int, trainer: bool | None = None) -> float:
     """CPU seconds used so far by process ``pid`` and every process under it (the processes
-    of ``--processes``, the store's writer processes)."""
+    of ``--processes``, the store's writer processes); ``trainer``: only the trainer's worker
+    processes (True), or all but them (False)."""
     procs = _processes()
 
     def under(p: int) -> bool:
@@ -415,7 +499,11 @@ def _cpu(pid: int) -> float:
             p = procs[p][0] if p in procs else 0
         return False
 
-    return sum(used for p, (_, used, _) in procs.items() if under(p))
+    return sum(
+        used
+        for p, (_, used, cmd) in procs.items()
+        if under(p) and (trainer is None or (TRAINER in cmd) == trainer)
+    )
 
 
 def _database_cpu(url: str) -> dict[int, float]:
@@ -458,16 +546,20 @@ async def run(
     server: int,
     accounts: bool,
     chart: bool,
-) -> tuple[Stats, float, float, float]:
-    """Bots join and connect; then they play for ``seconds``. Returns the stats, the
-    seconds played and the CPU seconds the server and the bots used meanwhile."""
-    st = Stats()
-    cells = None
-    if chart:  # every table has the same rules: one chart (worked out by the server)
-        async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+    drills: int = 0,
+) -> tuple[Stats, DrillStats, float, tuple[float, float], float]:
+    """Bots (and ``drills`` learners) join and connect; then they play for ``seconds``.
+    Returns the stats, the drills', the seconds played and the CPU seconds the server (but
+    its trainer's worker), the trainer's worker and the bots used meanwhile."""
+    st, ds = Stats(), DrillStats()
+    cells, presets = None, []
+    async with httpx.AsyncClient(base_url=base, timeout=120) as http:
+        if chart:  # every table has the same rules: one chart (worked out by the server)
             cells = (await http.get("/api/tables/t0/chart")).json()["cells"]
+        if drills:
+            presets = (await http.get("/api/train/options")).json()["rules"]
     clock: list[float] = []
-    joined, go = asyncio.Barrier(tables * 3 + 1), asyncio.Event()
+    joined, go = asyncio.Barrier(tables * 3 + drills + 1), asyncio.Event()
     bots = [
         asyncio.create_task(
             bot(
@@ -488,6 +580,10 @@ async def run(
         for t in range(tables)
         for i in range(3)
     ]
+    bots += [
+        asyncio.create_task(learner(base, f"learner{i}", clock, ds, joined, go, accounts, presets))
+        for i in range(drills)
+    ]
     gate = asyncio.ensure_future(joined.wait())
     done, _ = await asyncio.wait(
         [gate, *bots], timeout=JOIN_SECONDS, return_when=asyncio.FIRST_COMPLETED
@@ -501,7 +597,7 @@ async def run(
     print(f"every bot joined and connected; playing {seconds:g} s", file=sys.stderr, flush=True)
     gc.collect()
     gc.disable()  # the bots make no cycles worth a pause in the middle of a round trip
-    cpu0, mine0 = _cpu(server), _own_cpu()
+    cpu0, train0, mine0 = _cpu(server, False), _cpu(server, True), _own_cpu()
     start = time.monotonic()
     clock.append(start + seconds)
     st.start = time.perf_counter()
@@ -509,7 +605,8 @@ async def run(
     await asyncio.gather(*bots)
     elapsed = time.monotonic() - start
     gc.enable()
-    return st, elapsed, _cpu(server) - cpu0, _own_cpu() - mine0
+    cpu = (_cpu(server, False) - cpu0, _cpu(server, True) - train0)
+    return st, ds, elapsed, cpu, _own_cpu() - mine0
 
 
 def main() -> None:
@@ -536,6 +633,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--processes", type=int, default=1, help="serve --processes N (the tables by lease)"
+    )
+    parser.add_argument(
+        "--drills", type=int, default=0, help="N learners of the strategy drill beside the bots"
     )
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
@@ -570,7 +670,7 @@ def main() -> None:
         if args.processes > 1:
             cmd += ["--processes", str(args.processes)]
         if args.accounts:
-            _make_accounts(url, tables)
+            _make_accounts(url, tables, args.drills)
             cmd += ["--accounts", "--password-strength", "minimum"]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -596,8 +696,17 @@ def main() -> None:
             except ImportError:
                 pass
             database0 = _database_cpu(url)
-            st, elapsed, server_cpu, bots_cpu = asyncio.run(
-                run(base, tables, seconds, args.think / 1000, server.pid, args.accounts, args.chart)
+            st, ds, elapsed, (server_cpu, train_cpu), bots_cpu = asyncio.run(
+                run(
+                    base,
+                    tables,
+                    seconds,
+                    args.think / 1000,
+                    server.pid,
+                    args.accounts,
+                    args.chart,
+                    args.drills,
+                )
             )
             database1 = _database_cpu(url)
             database_cpu = sum(t - database0.get(p, 0.0) for p, t in database1.items())
@@ -675,6 +784,15 @@ def main() -> None:
         "accounts": args.accounts,
         "processes": args.processes,
         "cores": os.cpu_count(),
+        # the drill's learners beside the bots (--drills): what they were answered, how fast
+        "drills": args.drills,
+        "drill_starts": ds.starts,
+        "drill_answers": ds.answers,
+        "drill_answers_per_second": round(ds.answers / elapsed, 1),
+        "drill_p50_ms": round(_percentile(ds.latencies, 0.50) * 1000, 1),
+        "drill_p99_ms": round(_percentile(ds.latencies, 0.99) * 1000, 1),
+        "drill_refused": ds.refused,
+        "drill_worker_cpu_share": round(train_cpu / elapsed, 2),
     }
     print(
         f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "
@@ -687,6 +805,13 @@ def main() -> None:
         f"{result['bots_cpu_ms_per_action']}"
         + (f", database {database_cpu * 1000 / len(st.latencies):.3f}" if database1 else "")
         + f"; load {result['load_average_1m']}"
+        + (
+            f"; drills: {args.drills} learners, {ds.starts} started, {ds.answers} answers "
+            f"(p50 {result['drill_p50_ms']}, p99 {result['drill_p99_ms']} ms), refused "
+            f"{ds.refused}, worker {result['drill_worker_cpu_share']} of a core"
+            if args.drills
+            else ""
+        )
     )
     print(json.dumps(result))
 

@@ -95,3 +95,22 @@ def test_the_bots_play_a_short_bench_and_every_decision_is_recorded_once(tmp_pat
     assert result["rounds"] >= 1 and result["decisions_acknowledged"] >= 2
     assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
     assert result["decisions_recorded"] == result["decisions_acknowledged"]
+
+
+def test_the_bench_drill_load_in_accounts_mode(tmp_path: Path) -> None:
+    """``--drills``: learners log in as accounts and drill beside the bots; the trainer's
+    worker (a process under the server) did the work, and the tables' records are whole."""
+    import subprocess
+    import sys
+
+    run = [sys.executable, str(BENCH), "--tables", "2", "--seconds", "8", "--think", "20"]
+    run += ["--accounts", "--drills", "2"]
+    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["drills"] == 2 and result["accounts"] is True
+    assert result["drill_worker_cpu_share"] > 0  # a process of its own did the drills' work
+    # (how many drills it got through depends on the host's idle CPU: the worker runs at the
+    # lowest priority, and a busy test host may leave it none)
+    assert (result["drill_starts"] == 0) == (result["drill_p50_ms"] == 0)
+    assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
