@@ -247,6 +247,11 @@ class PeerCheck:
             await self.app(scope, receive, send)
             return
         proofs = [v.decode("latin-1") for k, v in scope["headers"] if k == PROOF]
+        if len(proofs) != 1:  # (refused before any body is read)
+            await _refuse(
+                scope, receive, send, "more than one peer proof" if proofs else "no peer proof"
+            )
+            return
         client = ", ".join(v.decode("latin-1") for k, v in scope["headers"] if k == FORWARDED)
         body = b""
         if scope["type"] == "http":
@@ -255,12 +260,7 @@ class PeerCheck:
                 await _answer(send, 413, b"request body too large")
                 return
             body, receive = read
-        if len(proofs) > 1:
-            why: str | None = "more than one peer proof"
-        else:
-            why = self.peers.check(
-                proofs[0] if proofs else None, method, _sent(scope), body, client
-            )
+        why = self.peers.check(proofs[0], method, _sent(scope), body, client)
         if why is not None:
             await _refuse(scope, receive, send, why)
             return
