@@ -9,13 +9,13 @@ which every server process polls to close the person's sockets
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Any
 
 from sqlalchemy import delete, select, update
 
 from pontoon.store import chain
-from pontoon.store.db import token_digest
 from pontoon.store.schema import account_sessions, accounts, sessions
 
 
@@ -24,7 +24,7 @@ def revoke(conn: Any, name: str) -> None:
     conn.execute(delete(account_sessions).where(account_sessions.c.account == name))
     s = sessions.c
     for (digest,) in conn.execute(select(s.token_hash).where(s.player == name)).all():
-        fresh = token_digest(secrets.token_urlsafe(32))  # a token nobody holds
+        fresh = hashlib.sha256(secrets.token_bytes(32)).hexdigest()  # a token nobody holds
         conn.execute(update(sessions).where(s.token_hash == digest).values(token_hash=fresh))
     a = accounts.c
     conn.execute(update(accounts).where(a.name == name).values(revoked_at=chain.now()))
