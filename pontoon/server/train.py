@@ -141,6 +141,9 @@ def _advance(key: str, held: _Held, answer: str | None) -> dict[str, Any]:
     except InputError as exc:  # no decision of the mode came up
         _HELD.pop(key, None)
         return {"error": str(exc)}
+    except Exception:  # a fault of the drill's: it cannot go on (the server logs it, 500)
+        _HELD.pop(key, None)
+        raise
     out: dict[str, Any] = {"question": _question(q), "messages": list(held.messages)}
     held.messages.clear()
     if len(drill.decisions) > before:
@@ -433,6 +436,11 @@ class Drills:
                 step = await self._work(a, _step, key, body.answer)
             except Gone:
                 step = {"gone": True}
+            except HTTPException:
+                raise
+            except Exception:  # (a fault of the drill's: let go here too)
+                self._drop(key)
+                raise
             if step.get("gone"):
                 self._drop(key)
                 raise self._gone(owner, "the trainer was restarted: start another drill")
