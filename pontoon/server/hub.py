@@ -9,6 +9,7 @@ import json
 import logging
 import secrets
 import time
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +25,7 @@ from pontoon.store.table_settings import settings
 from .accounts import Door
 from .charts import Charts
 from .limits import Bucket, Limits
-from .operator import OperatorConfig, OperatorWallet
+from .operator import Declined, OperatorConfig, OperatorWallet, Unavailable
 from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, parse
 from .table import Client, Needs, Paid, Refused, Session, Table, TableConfig, with_limits
 from .tenure import CLOSE_MOVED, Leasing, Tenure
@@ -362,10 +363,24 @@ class Hub:
         in between with the lock let go (:meth:`Table.paying`): the table serves the others
         while one player's debit waits, and the wager is refused when the operator says no
         (``funds``: declined, or past the player's limits) or nothing (``wallet``)."""
+        if self.remote is not None and isinstance(msg, Bet | Act) and client.session.name:
+            await self._known(client.session.name, msg.amount or 0)
         try:
             return await table.paying(lambda paid: self._locked(table, client, msg, paid))
         except WalletError as exc:  # from the operator's wallet: nothing was recorded
             raise Refused(f"not recorded: {exc}", code=getattr(exc, "code", "funds")) from None
+        except PontoonError as exc:  # the store refused the debit's row: nothing was sent
+            raise Refused(f"not recorded: {exc}", code="error") from None
+
+    async def _known(self, name: str, need: int) -> None:
+        """Operator mode: this process's copy of ``name``'s balance at the operator, asked for
+        (no lock held) when it has none or less than ``need``: the player was launched, or
+        played last, through another process. The operator's no to a debit is the check."""
+        assert self.remote is not None and self.wallets is not None
+        have = self.wallets.get(name)
+        if have is None or have < need:
+            with suppress(Declined, Unavailable):
+                await self.remote.balance(name)
 
     async def _locked(
         self, table: Table, client: Client, msg: Message, paid: Paid

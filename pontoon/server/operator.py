@@ -54,9 +54,10 @@ import httpx
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
 from pontoon.store import chain, play_limits
-from pontoon.store.db import Store, WalletError
+from pontoon.store.db import Store, StoreError, WalletError
 from pontoon.store.schema import operator_calls
 
 from .accounts import COOKIE, Door
@@ -261,15 +262,19 @@ class OperatorWallet:
     # ------------------------------------------------------------------ the store
     def _insert(self, rows: list[dict[str, Any]]) -> None:
         """Write the debits ``pending``, each player's account held and their limits checked
-        first in the same transaction (:class:`WalletError`: nothing written)."""
-        with self.store.write() as conn:
-            for row in rows:
-                play_limits.hold(conn, row["account"])
-                try:
-                    play_limits.check_wager(conn, row["account"], row["amount"])
-                except play_limits.LimitError as exc:
-                    raise WalletError(str(exc)) from None
-                conn.execute(insert(operator_calls).values(row))
+        first in the same transaction (:class:`WalletError`: nothing written;
+        :class:`~pontoon.store.db.StoreError` when the store refuses)."""
+        try:
+            with self.store.write() as conn:
+                for row in rows:
+                    play_limits.hold(conn, row["account"])
+                    try:
+                        play_limits.check_wager(conn, row["account"], row["amount"])
+                    except play_limits.LimitError as exc:
+                        raise WalletError(str(exc)) from None
+                    conn.execute(insert(operator_calls).values(row))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"the store refused the operator's debit: {exc}") from None
 
     def _finish(self, key: str, status: str, was: str = "pending", error: str = "") -> bool:
         """Move a call from ``was`` to ``status``; whether it was still ``was``."""

@@ -13,6 +13,12 @@ One timer per table: the turn timer (16.6 and the defaults), the deal timer, and
 interrupted-round policy (knob ``interrupted``): a dealt round in which nothing has been
 recorded for ``interrupted_minutes`` — its player gone, or the table back from a failure too
 late — is voided or completed by the optimal chart (:meth:`Table.interrupt`, docs/server.md).
+
+With an operator's wallet no lock is held across a call to the operator (:meth:`Table.paying`):
+a message whose write needs a player's money from it is applied under the lock only to measure
+the debit, taken back, and the lock let go while the debit is written ``pending`` and sent; the
+lock is then taken again, the message applied anew and recorded with the debit (marked done in
+that write). A debit no write records (refused, unanswered, the table moved on) is rolled back.
 """
 
 from __future__ import annotations
