@@ -364,12 +364,19 @@ def _stored(t: datetime) -> str:
 
 
 def _reason(r: httpx.Response) -> str:
+    """The operator's reason for a no, as one line of at most 200 characters (it goes to the
+    log, the store and the player).
+
+    >>> _reason(httpx.Response(409, json={"error": "no  such   debit"}))
+    'HTTP 409: no such debit'
+    """
     try:
         body = r.json()
     except ValueError:
         return f"HTTP {r.status_code}"
     text = body.get("error") or body.get("detail") if isinstance(body, dict) else None
-    return str(text or f"HTTP {r.status_code}")
+    said = " ".join(str(text).split())[:180] if text else ""
+    return f"HTTP {r.status_code}: {said}" if said else f"HTTP {r.status_code}"
 
 
 def add_launch(
