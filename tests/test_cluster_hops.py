@@ -322,11 +322,6 @@ def test_a_childs_own_port_believes_a_client_address_only_with_a_proof() -> None
         assert public.status_code == 200 and public.json()["body"] == "hi"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pontoon/server/pit.py asks the other children for their tables unsigned: it needs "
-    "auth=peer_auth(request.scope) on its httpx client (pontoon.server.forward.peer_auth)",
-)
 def test_the_pits_list_reaches_every_child(tmp_path: Path) -> None:
     """The pit's list through the public port: the child that answers asks the other for its
     tables at its own port — a hop like any other, which must carry a proof — and lists them

@@ -40,7 +40,7 @@ from pontoon.errors import PontoonError
 from pontoon.store.db import Store
 from pontoon.store.roles import Role
 
-from .forward import passed_on
+from .forward import passed_on, peer_auth
 from .privacy import masked_recall
 from .table import Refused, Table
 
@@ -203,7 +203,8 @@ def add_routes(
 
         params = {"local": "1"} | ({"token": token} if token else {})
         try:
-            async with httpx.AsyncClient(timeout=PEER_SECONDS) as http:
+            auth = peer_auth(request.scope)  # (a hop to another process: its proof)
+            async with httpx.AsyncClient(timeout=PEER_SECONDS, auth=auth) as http:
                 r = await http.get(
                     f"http://{address}/api/pit/tables",
                     params=params,
