@@ -19,6 +19,7 @@ from pontoon.server.table import TableConfig
 from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
 from pontoon.store.roles import Movement
+from pontoon.store.schema import operator_calls
 from tests.audit_fill import fill
 from tests.test_accounts import PASSWORD
 from tests.test_server_browser import ARGS, CHROMIUM, artifacts  # noqa: F401
@@ -51,6 +52,11 @@ def test_recall_and_the_pit_bosss_report_in_the_browser(
     fill(url, "honest", 60, seed=2, players=("dee", "ana"), wallet=False)
     fill(url, "rigged", 150, seed=3, rigged=True)
     fill(url, "wallets", 12, seed=4, players=("dee",), wallet=True)
+    with Store(url) as store, store.write() as conn:  # as the outbox leaves a refused rollback
+        row = {"key": "table:kauri:3f1c", "account": "dee", "kind": "debit", "amount": 2500}
+        row |= {"table_id": "kauri", "status": "disputed", "at": "2026-12-07T04:00:00.000000Z"}
+        row |= {"tries": 3, "error": "unknown transaction", "next_at": "2026-12-07T04:00:16Z"}
+        conn.execute(operator_calls.insert().values(row))
     table = TableConfig("kauri", load_rules("nz-pontoon"))
     app = create_app(url, [table], accounts=True, password_strength="minimum")
     with in_thread(app) as host, sync_playwright() as pw:
@@ -78,6 +84,9 @@ def test_recall_and_the_pit_bosss_report_in_the_browser(
         assert "open" in pita.inner_text(f"{row} .status")
         pita.click(f"{row} button.toggle")  # the pit boss closes the table
         pita.wait_for_selector(f"{row} .status:has-text('closed')")
+        pita.wait_for_selector("#disputes-panel:not([hidden])")  # the money owed, in sight
+        disputed = pita.inner_text("#disputes tr[data-key='table:kauri:3f1c']")
+        assert "rollback" in disputed and "$25.00" in disputed and "unknown transaction" in disputed
         pita.wait_for_selector("#plot:not([hidden])")
         pita.wait_for_function("document.getElementById('plot').naturalWidth > 0")
         pita.screenshot(path=str(artifacts / "pit-report.png"), full_page=True)

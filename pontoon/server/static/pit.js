@@ -93,10 +93,28 @@ async function tablesPanel() {
   const head = $("tables").rows[0];
   $("tables").replaceChildren(head, ...(await r.json()).map(tableRow));
 }
+// ------------------------------------------------------------------ the disputes
+// Open disputes with an operator's wallet: a rollback or credit it refused or never confirmed
+// (none outside operator mode: the panel stays hidden).
+async function disputesPanel() {
+  const r = await fetch("/api/pit/disputes" + (token ? `?token=${encodeURIComponent(token)}` : ""));
+  const found = r.ok ? await r.json() : [];
+  $("disputes-panel").hidden = !found.length;
+  const head = $("disputes").rows[0];
+  $("disputes").replaceChildren(head, ...found.map((d) => {
+    const tr = el("tr", "flagged");
+    tr.dataset.key = d.key;
+    [`${d.kind} ${d.key}`, d.player, money(d.amount), d.table, d.since.slice(0, 19).replace("T", " "),
+      d.tries, d.error || "no answer", (d.next_try || "").slice(0, 19).replace("T", " ")]
+      .forEach((v) => tr.append(el("td", "", String(v))));
+    return tr;
+  }));
+}
 (async () => {
   const me = await fetch("/api/me");
   if (me.ok) csrf = (await me.json()).csrf;
   tablesPanel();
+  disputesPanel();
 })();
 
 $("ask").addEventListener("submit", report);
