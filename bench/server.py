@@ -62,6 +62,7 @@ import asyncio
 import functools
 import gc
 import json
+import multiprocessing
 import os
 import random
 import socket
@@ -403,6 +404,31 @@ async def learner(
                 doc = None
 
 
+def _learners(base: str, drills: int, accounts: bool, presets: list[str], pipe: Any) -> None:
+    """The learners, in a process of their own (their requests and JSON would take the bots'
+    event loop, whose latencies are the measure): they log in and say so on ``pipe``, are
+    sent the time to stop (``time.monotonic``: one clock for every process), drill until
+    then and send back their :class:`DrillStats`."""
+
+    async def main() -> DrillStats:
+        ds, clock = DrillStats(), list[float]()
+        joined, go = asyncio.Barrier(drills + 1), asyncio.Event()
+        tasks = [
+            asyncio.create_task(
+                learner(base, f"learner{i}", clock, ds, joined, go, accounts, presets)
+            )
+            for i in range(drills)
+        ]
+        await joined.wait()
+        pipe.send("ready")
+        clock.append(await asyncio.to_thread(pipe.recv))
+        go.set()
+        await asyncio.gather(*tasks)
+        return ds
+
+    pipe.send(asyncio.run(main()))
+
+
 def _decision(
     s: dict[str, Any], legal: list[dict[str, Any]], chart: dict[str, list[str]] | None
 ) -> dict[str, Any]:
@@ -564,7 +590,14 @@ async def run(
         if drills:
             presets = (await http.get("/api/train/options")).json()["rules"]
     clock: list[float] = []
-    joined, go = asyncio.Barrier(tables * 3 + drills + 1), asyncio.Event()
+    joined, go = asyncio.Barrier(tables * 3 + 1), asyncio.Event()
+    learners, pipe = None, None
+    if drills:  # (spawned: this process has the bots' threads)
+        ctx = multiprocessing.get_context("spawn")
+        pipe, theirs = ctx.Pipe()
+        args = (base, drills, accounts, presets, theirs)
+        learners = ctx.Process(target=_learners, args=args, daemon=True)
+        learners.start()
     bots = [
         asyncio.create_task(
             bot(
@@ -585,10 +618,6 @@ async def run(
         for t in range(tables)
         for i in range(3)
     ]
-    bots += [
-        asyncio.create_task(learner(base, f"learner{i}", clock, ds, joined, go, accounts, presets))
-        for i in range(drills)
-    ]
     gate = asyncio.ensure_future(joined.wait())
     done, _ = await asyncio.wait(
         [gate, *bots], timeout=JOIN_SECONDS, return_when=asyncio.FIRST_COMPLETED
@@ -599,16 +628,25 @@ async def run(
             b.cancel()
         why = repr(next(iter(done)).exception()) if done else f"not all in {JOIN_SECONDS} s"
         raise SystemExit(f"the bots did not all join and connect: {why}")
+    if pipe is not None:  # the learners have logged in
+        async with asyncio.timeout(JOIN_SECONDS):
+            await asyncio.to_thread(pipe.recv)
     print(f"every bot joined and connected; playing {seconds:g} s", file=sys.stderr, flush=True)
     gc.collect()
     gc.disable()  # the bots make no cycles worth a pause in the middle of a round trip
     cpu0, train0, mine0 = _cpu(server, False), _cpu(server, True), _own_cpu()
     start = time.monotonic()
     clock.append(start + seconds)
+    if pipe is not None:
+        pipe.send(start + seconds)
     st.start = time.perf_counter()
     go.set()
     await asyncio.gather(*bots)
     elapsed = time.monotonic() - start
+    if pipe is not None and learners is not None:
+        async with asyncio.timeout(REPLY_SECONDS):
+            ds = await asyncio.to_thread(pipe.recv)
+        learners.join(30)
     gc.enable()
     cpu = (_cpu(server, False) - cpu0, _cpu(server, True) - train0)
     return st, ds, elapsed, cpu, _own_cpu() - mine0

@@ -59,7 +59,20 @@ if TYPE_CHECKING:
 
 MAX_DRILLS: Final = 200
 IDLE: Final = 1800.0  # seconds
-NICE: Final = 19  # the worker's CPU priority: the lowest (it runs when the tables do not)
+NICE: Final = 19  # the worker's CPU priority where Linux's SCHED_IDLE is not to be had
+# The worker's first act, before it imports anything (so that the second of CPU its imports
+# take, and the threads numpy starts, come after it): Linux's SCHED_IDLE, below every nice
+# value, which any other task waking on its core preempts at once (a task at nice 19 is let
+# finish its slice first: the tables waited milliseconds at a time beside a busy worker,
+# docs/server.md); elsewhere the lowest nice. (Run by ``exec``: a function of this module
+# could not run before the module is imported, nor ``os.sched_param`` be pickled.)
+LOWER: Final = f"""
+import os
+try:
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+except (AttributeError, OSError):
+    os.setpriority(os.PRIO_PROCESS, 0, {NICE})
+"""
 WORKER: Final = "process"  # where the analysis runs: "process" (or "thread": docs/server.md)
 
 
@@ -227,10 +240,7 @@ class Gone(Exception):
 class Worker:
     """Where the drills are stepped: one process (``kind`` ``"process"``, started at the first
     drill and again after it ends) or one thread of the server (``"thread"``). Its calls
-    queue: one runs at a time. The process's priority is lowered to :data:`NICE` first thing
-    (its initializer, :func:`os.setpriority`, is unpickled without importing this package:
-    the second of CPU its imports take, and the threads numpy starts, are at that priority
-    too)."""
+    queue: one runs at a time. The process's priority is lowered first thing (:data:`LOWER`)."""
 
     def __init__(self, kind: str = WORKER) -> None:
         self.kind = kind
@@ -244,8 +254,8 @@ class Worker:
                 self.pool = ProcessPoolExecutor(
                     1,
                     mp_context=multiprocessing.get_context("spawn"),  # (the server has threads)
-                    initializer=os.setpriority,
-                    initargs=(os.PRIO_PROCESS, 0, NICE),
+                    initializer=exec,
+                    initargs=(LOWER,),
                 )
         return self.pool
 
