@@ -31,6 +31,11 @@ token and plays on a socket that carries the cookie; every wager is then debited
 and every round's leavings credited, in the transactions of their events; ``verify`` checks the
 wallets against the ledger too.
 
+``--operator`` serves in operator mode: the bots are an operator's players, launched with its
+tokens (``/launch``), their money in its wallet — ``bench/operator_wallet.py``, a double that
+answers at once, in a process of its own — so every wager is a debit call to it (with no table
+lock held across it) and every round's leavings a credit.
+
 ``--processes N`` serves with ``pontoon serve --processes N`` (the tables spread by lease, a
 request for another process's table passed on to it); ``--db URL`` serves from that store (an
 empty PostgreSQL database, say) instead of a temporary SQLite file. The server's CPU is that of
@@ -51,7 +56,8 @@ tables anything (docs/server.md).
 
 Last line: one JSON object (INTERFACES.md, Benchmarks).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
-     [--accounts] [--chart] [--keep PATH] [--processes N] [--db URL] [--writer KIND]
+     [--accounts | --operator] [--chart] [--keep PATH] [--processes N] [--db URL]
+     [--writer KIND] [--drills N]
      [--drills N]
 """
 
@@ -72,7 +78,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -193,13 +200,22 @@ async def bot(
     go: asyncio.Event,
     accounts: bool,
     chart: dict[str, list[str]] | None,
+    operator: str | None = None,
 ) -> None:
     rng = random.Random(name)
     headers: dict[str, str] = {}
     # (logins queue for the server's two hashing threads: 150 at once take more than httpx's
     # 5 s on a loaded host; the join is not measured)
     async with httpx.AsyncClient(base_url=base, verify=_tls(), timeout=JOIN_SECONDS) as http:
-        if accounts:  # log in: the cookie, and the CSRF token of every change
+        if operator is not None:  # the operator's player: launched with a token, no password
+            r = await http.get("/launch", params={"token": _launch(name, operator), "table": table})
+            assert r.status_code == 303, r.text
+            r = await http.get("/api/me")
+            r.raise_for_status()
+            headers = {"X-CSRF-Token": r.json()["csrf"]}
+            r = await http.post(f"/api/tables/{table}/join", headers=headers)
+            headers = {"Cookie": f"pontoon_session={http.cookies['pontoon_session']}"}
+        elif accounts:  # log in: the cookie, and the CSRF token of every change
             r = await http.post("/api/login", json={"name": name, "password": PASSWORD})
             r.raise_for_status()
             headers = {"X-CSRF-Token": r.json()["csrf"]}
@@ -463,6 +479,51 @@ PASSWORD = "bench-password"
 TILL = "bench-till"  # the cashier who fills the wallets (a name that passes for no role)
 
 
+ISSUER = "bench-casino"  # the operator of --operator (bench/operator_wallet.py)
+
+
+def _launch(name: str, secret: str) -> str:
+    """The operator's launch token for its player ``name`` (a JWT, HS256, used once)."""
+    import uuid
+
+    import jwt
+
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": "pontoon", "sub": name, "iat": now, "exp": now + 600}
+    return str(jwt.encode(claims | {"jti": uuid.uuid4().hex}, secret, "HS256"))
+
+
+@contextmanager
+def _operator(tmp: Path) -> Iterator[tuple[str, list[str]]]:
+    """bench/operator_wallet.py in a process of its own, every player's balance 10**8; the
+    secret it shares with the server, and the server's options to use it."""
+    import secrets as random_secrets
+
+    secret = random_secrets.token_urlsafe(32)
+    path = tmp / "operator.secret"
+    path.touch(mode=0o600)
+    path.write_text(secret + "\n")
+    port = _free_port()
+    wallet = Path(__file__).with_name("operator_wallet.py")
+    cmd = [sys.executable, str(wallet), str(port), str(path), ISSUER, str(10**8)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://{HOST}:{port}/balance", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise SystemExit("the operator's wallet did not start") from None
+                time.sleep(0.1)
+        options = ["--operator-url", f"http://{HOST}:{port}", "--operator-secret-file", str(path)]
+        yield secret, [*options, "--operator-issuer", ISSUER, "--password-strength", "minimum"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def _make_accounts(url: str, tables: int, learners: int = 0) -> None:
     """Every bot's account (argon2id's minimum profile: 150 logins take a few seconds), each
     wallet filled by the cashier; and the drill's learners' (``learner0``...)."""
@@ -578,6 +639,7 @@ async def run(
     accounts: bool,
     chart: bool,
     drills: int = 0,
+    operator: str | None = None,
 ) -> tuple[Stats, DrillStats, float, tuple[float, float], float]:
     """Bots (and ``drills`` learners) join and connect; then they play for ``seconds``.
     Returns the stats, the drills', the seconds played and the CPU seconds the server (but
@@ -613,6 +675,7 @@ async def run(
                 go,
                 accounts,
                 cells,
+                operator,
             )
         )
         for t in range(tables)
@@ -668,6 +731,11 @@ def main() -> None:
         "--accounts", action="store_true", help="accounts mode: bots log in, wallets pay"
     )
     parser.add_argument(
+        "--operator",
+        action="store_true",
+        help="operator mode: bots launched by an operator whose wallet pays (a local double)",
+    )
+    parser.add_argument(
         "--chart", action="store_true", help="bots play the optimal chart (else hit below 17)"
     )
     parser.add_argument("--keep", metavar="PATH", help="keep the store there (SQLite file)")
@@ -685,7 +753,7 @@ def main() -> None:
     seconds = args.seconds or (5.0 if args.quick else 60.0)
     port = _free_port()
     base = f"http://{HOST}:{port}"
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         db = Path(tmp) / "bench.db"
         url = args.db or f"sqlite:///{db}"
         cmd = [
@@ -712,7 +780,11 @@ def main() -> None:
             cmd += ["--writer", args.writer]
         if args.processes > 1:
             cmd += ["--processes", str(args.processes)]
-        if args.accounts:
+        operator = None
+        if args.operator:
+            operator, options = stack.enter_context(_operator(Path(tmp)))
+            cmd += options
+        elif args.accounts:
             _make_accounts(url, tables, args.drills)
             cmd += ["--accounts", "--password-strength", "minimum"]
         # the server's log to a file (a pipe nobody read would stop the server once full)
@@ -748,9 +820,10 @@ def main() -> None:
                     seconds,
                     args.think / 1000,
                     server.pid,
-                    args.accounts,
+                    args.accounts or args.operator,
                     args.chart,
                     args.drills,
+                    operator,
                 )
             )
             database1 = _database_cpu(url)
@@ -831,6 +904,7 @@ def main() -> None:
         "verify": "ok" if verified else "BROKEN",
         "store": url.split(":", 1)[0].split("+")[0],
         "accounts": args.accounts,
+        "operator": args.operator,
         "processes": args.processes,
         "cores": os.cpu_count(),
         # the drill's learners beside the bots (--drills): what they were answered, how fast

@@ -114,3 +114,20 @@ def test_the_bench_drill_load_in_accounts_mode(tmp_path: Path) -> None:
     # lowest priority, and a busy test host may leave it none)
     assert (result["drill_starts"] == 0) == (result["drill_p50_ms"] == 0)
     assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
+
+
+def test_the_bench_in_operator_mode(tmp_path: Path) -> None:
+    """``--operator``: the bots are an operator's players, launched with its tokens, each wager
+    a debit call to its wallet (a local double) and each round's leavings a credit; every
+    decision recorded once and the store, operator calls included, verifies."""
+    import subprocess
+    import sys
+
+    run = [sys.executable, str(BENCH), "--tables", "2", "--seconds", "5", "--think", "20"]
+    done = subprocess.run(
+        [*run, "--operator"], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["operator"] and result["rounds"] >= 1 and result["refused"] == {}
+    assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
