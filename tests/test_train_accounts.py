@@ -250,3 +250,33 @@ def test_the_page_in_accounts_mode(url: str, tmp_path: Path) -> None:
         assert "1 decisions" in page.inner_text("#summary-line")
         browser.close()
     assert len(_rows(url, "ana")) == 1
+
+
+def _burn(seconds: float) -> float:
+    """``seconds`` of this thread's CPU; the monotonic time it began."""
+    began = time.monotonic()
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+    return began
+
+
+def test_the_worker_keeps_to_its_share_of_a_core() -> None:
+    """A step that took t seconds of CPU is followed by a rest of t * (1 / share - 1) before
+    the next step begins: at a quarter of a core, 0.2 s of work, then 0.6 s of rest."""
+    import asyncio
+
+    from pontoon.server.train import Worker
+
+    async def two(share: float) -> float:
+        w = Worker("thread", share=share)
+        try:
+            await w.call(_burn, 0.2)
+            done = time.monotonic()
+            began: float = await w.call(_burn, 0.0)
+            return began - done
+        finally:
+            w.close()
+
+    assert asyncio.run(two(0.25)) >= 0.55
+    assert asyncio.run(two(1.0)) < 0.1

@@ -83,6 +83,7 @@ class Pace:
     second)."""
 
     waiting: int = 16
+    share: float = 0.25  # of a core, at most, for everyone's drills (the worker rests between)
     per_account: int = 3
     start_rate: float = 0.1  # one drill every 10 s after a burst of 5
     start_burst: int = 5
@@ -207,12 +208,14 @@ def _forget(keys: list[str]) -> None:
 
 
 _WATCHED: list[int] = []  # the server the worker process watches (once it has begun)
+_REST: list[float] = [0.0]  # the worker rests until then (time.monotonic) before a step
 
 
-def _in_worker(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` in the worker process, which ends when the server that started it is
-    gone (a server killed with SIGKILL leaves no worker behind). (Its priority was lowered
-    before it imported anything: :class:`Worker`.)"""
+def _in_worker(share: float, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in the worker, which uses at most ``share`` of a core: a step that took
+    t seconds of CPU is followed by a rest of t * (1 / share - 1) before the next. A worker
+    process ends when the server that started it is gone (a server killed with SIGKILL leaves
+    no worker behind). (Its priority was lowered before it imported anything: :data:`LOWER`.)"""
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None and not _WATCHED:
         _WATCHED.append(parent.pid)
@@ -223,7 +226,13 @@ def _in_worker(fn: Callable[..., Any], *args: Any) -> Any:
             os.kill(os.getpid(), signal.SIGKILL)  # (its main thread waits on a queue)
 
         threading.Thread(target=watch, args=(parent.pid,), daemon=True).start()
-    return fn(*args)
+    time.sleep(max(0.0, _REST[0] - time.monotonic()))
+    used = time.process_time()
+    try:
+        return fn(*args)
+    finally:
+        used = time.process_time() - used
+        _REST[0] = time.monotonic() + used * (1 / share - 1)
 
 
 def _worker_pid() -> int:
@@ -240,10 +249,12 @@ class Gone(Exception):
 class Worker:
     """Where the drills are stepped: one process (``kind`` ``"process"``, started at the first
     drill and again after it ends) or one thread of the server (``"thread"``). Its calls
-    queue: one runs at a time. The process's priority is lowered first thing (:data:`LOWER`)."""
+    queue: one runs at a time, and it uses at most ``share`` of a core (:func:`_in_worker`).
+    The process's priority is lowered first thing (:data:`LOWER`)."""
 
-    def __init__(self, kind: str = WORKER) -> None:
+    def __init__(self, kind: str = WORKER, share: float = 1.0) -> None:
         self.kind = kind
+        self.share = share
         self.pool: Executor | None = None
 
     def _pool(self) -> Executor:
@@ -261,9 +272,7 @@ class Worker:
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         loop = asyncio.get_running_loop()
-        job = functools.partial(fn, *args)
-        if self.kind != "thread":
-            job = functools.partial(_in_worker, fn, *args)
+        job = functools.partial(_in_worker, self.share, fn, *args)
         try:
             return await loop.run_in_executor(self._pool(), job)
         except BrokenProcessPool:
@@ -305,7 +314,7 @@ class Drills:
     def __init__(self, store: Callable[[], Store], pace: Pace | None = None) -> None:
         self.store = store  # the server's round store (learners' records)
         self.pace = pace or PACE
-        self.worker = Worker()
+        self.worker = Worker(share=self.pace.share)
         self.running: OrderedDict[str, _Running] = OrderedDict()
         self.accounts: OrderedDict[str, _Account] = OrderedDict()
         self.dropped: list[str] = []  # let go here, to be let go in the worker too
