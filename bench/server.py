@@ -363,6 +363,7 @@ class DrillStats:
         self.answers = 0
         self.latencies: list[float] = []
         self.refused: dict[str, int] = {}
+        self.cpu = 0.0  # the learners' process's CPU seconds while they drilled
 
 
 async def learner(
@@ -438,8 +439,10 @@ def _learners(base: str, drills: int, accounts: bool, presets: list[str], pipe: 
         await joined.wait()
         pipe.send("ready")
         clock.append(await asyncio.to_thread(pipe.recv))
+        cpu = _own_cpu()
         go.set()
         await asyncio.gather(*tasks)
+        ds.cpu = _own_cpu() - cpu
         return ds
 
     pipe.send(asyncio.run(main()))
@@ -916,6 +919,8 @@ def main() -> None:
         "drill_p99_ms": round(_percentile(ds.latencies, 0.99) * 1000, 1),
         "drill_refused": ds.refused,
         "drill_worker_cpu_share": round(train_cpu / elapsed, 2),
+        # the learners' own process (a client's work, on this host beside the server's)
+        "drill_learners_cpu_share": round(ds.cpu / elapsed, 2),
     }
     print(
         f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "

@@ -4,9 +4,10 @@
 ``seed``) and answers ``{"id", "question", "messages"}``; ``POST /api/train/{id}`` sends the
 learner's play and answers ``{"grade", "question", "messages"}`` (``question`` null and
 ``summary`` set when the drill is over). The drill is :class:`pontoon.train.strategy.Drill`,
-the command's own, stepped as a generator in the trainer's worker: one process of its own at
-the lowest CPU priority (:class:`Worker`), so that its analysis never takes the interpreter
-lock or a core from the tables; at most :attr:`Pace.waiting` steps wait for it (then 503).
+the command's own, stepped as a generator in the trainer's worker: one process of its own
+under Linux's SCHED_IDLE (:data:`LOWER`), using at most :attr:`Pace.share` of a core
+(:class:`Worker`), so that its analysis never takes the interpreter lock, nor a core the
+tables want; at most :attr:`Pace.waiting` steps wait for it (then 503).
 Drills are kept in memory (:data:`MAX_DRILLS` at most, the oldest let go first) and forgotten
 when over or idle for :data:`IDLE` seconds.
 
@@ -61,13 +62,22 @@ MAX_DRILLS: Final = 200
 IDLE: Final = 1800.0  # seconds
 NICE: Final = 19  # the worker's CPU priority where Linux's SCHED_IDLE is not to be had
 # The worker's first act, before it imports anything (so that the second of CPU its imports
-# take, and the threads numpy starts, come after it): Linux's SCHED_IDLE, below every nice
-# value, which any other task waking on its core preempts at once (a task at nice 19 is let
-# finish its slice first: the tables waited milliseconds at a time beside a busy worker,
-# docs/server.md); elsewhere the lowest nice. (Run by ``exec``: a function of this module
-# could not run before the module is imported, nor ``os.sched_param`` be pickled.)
+# take, and the threads numpy starts, come after it). Linux: a session of its own, hence an
+# autogroup of its own, at the lowest weight (the scheduler shares the CPU between autogroups
+# first: in the server's, the worker's CPU was charged to the server's share, and on a host
+# busy with other work the server waited for it); and SCHED_IDLE, below every nice value,
+# which any other task waking on its core preempts at once (a task at nice 19 is let finish
+# its slice: the tables' p99 doubled beside a busy worker at nice 19, docs/server.md).
+# Elsewhere the lowest nice. (Run by ``exec``: a function of this module could not run before
+# the module is imported, nor ``os.sched_param`` be pickled.)
 LOWER: Final = f"""
 import os
+try:
+    os.setsid()
+    with open("/proc/self/autogroup", "w") as f:
+        f.write("{NICE}")
+except OSError:
+    pass
 try:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 except (AttributeError, OSError):
