@@ -285,3 +285,20 @@ def test_the_worker_keeps_to_its_share_of_a_core() -> None:
 
     assert asyncio.run(two(0.25)) >= 0.55
     assert asyncio.run(two(1.0)) < 0.1
+
+
+def test_a_step_that_waits_too_long_is_given_up(client: TestClient) -> None:
+    """No request waits on the trainer past ``step_seconds`` (a server stopping waits for its
+    requests): a start whose rule set's chart takes longer is answered 503 and let go; the
+    next, once the worker is free, is answered."""
+    from pontoon.server.train import Pace
+
+    client.app.state.drills.pace = Pace(step_seconds=0.3)  # type: ignore[attr-defined]
+    ana = login(client, "ana")
+    slow = {"rules": "nz-pontoon", "hands": 2, "seed": 1}  # (a new worker, and the chart)
+    r = client.post("/api/train", json=slow, headers=ana)
+    assert r.status_code == 503 and "too busy" in r.text and r.headers["retry-after"], r.text
+    assert client.app.state.drills.running == {}  # type: ignore[attr-defined]
+    client.app.state.drills.pace = Pace()  # type: ignore[attr-defined]
+    r = client.post("/api/train", json=slow, headers=ana)
+    assert r.status_code == 200, r.text

@@ -94,6 +94,7 @@ class Pace:
 
     waiting: int = 16
     share: float = 0.25  # of a core, at most, for everyone's drills (the worker rests between)
+    step_seconds: float = 20.0  # a step not done by then is given up (503), its drill let go
     per_account: int = 3
     start_rate: float = 0.1  # one drill every 10 s after a burst of 5
     start_burst: int = 5
@@ -256,6 +257,16 @@ class Gone(Exception):
     """The worker ended (killed, or out of memory): the drills it held are lost."""
 
 
+class Slow(Exception):
+    """A step waited longer than :attr:`Pace.step_seconds` (in the queue and in the worker):
+    given up, so that no request waits on the trainer for long (a server stopping waits for
+    its requests); its drill is let go (the worker may have stepped it meanwhile)."""
+
+
+def _busy(text: str) -> HTTPException:
+    return HTTPException(503, text, headers={"Retry-After": "5"})
+
+
 class Worker:
     """Where the drills are stepped: one process (``kind`` ``"process"``, started at the first
     drill and again after it ends) or one thread of the server (``"thread"``). Its calls
@@ -385,7 +396,10 @@ class Drills:
         if a is not None:
             a.busy = True
         try:
-            return await self.worker.call(fn, *args, drop)
+            async with asyncio.timeout(self.pace.step_seconds):
+                return await self.worker.call(fn, *args, drop)
+        except TimeoutError:
+            raise Slow from None
         except Gone:
             self.running.clear()  # (their states were the ended worker's)
             self.dropped.clear()
@@ -437,6 +451,9 @@ class Drills:
             )
         except Gone:
             raise HTTPException(503, "the trainer was restarted: start again") from None
+        except Slow:
+            self._drop(key)
+            raise _busy("the trainer is too busy to start a drill now: try again later") from None
         except BaseException:
             self._drop(key)
             raise
@@ -465,6 +482,10 @@ class Drills:
                 step = await self._work(a, _step, key, body.answer)
             except Gone:
                 step = {"gone": True}
+            except Slow:
+                self._drop(key)
+                text = "the trainer is too busy: this drill was let go, start another later"
+                raise _busy(text) from None
             except HTTPException:
                 raise
             except Exception:  # (a fault of the drill's: let go here too)
