@@ -418,6 +418,10 @@ class Hub:
                 "look again before you decide",
                 code="stale",
             )
+        if isinstance(msg, Bet) and self.remote is not None and not paid:
+            wants = table.short(session, msg)
+            if wants:  # paid for before it is applied (the lock let go meanwhile)
+                raise Needs(wants)
         mark = table.mark()
         try:
             if isinstance(msg, Bet):
@@ -437,11 +441,11 @@ class Hub:
             if self.accounts is not None and session.role in STAFF:
                 staff = (session.name, session.role, _action_text(msg))
             await table.commit(ack, staff, paid)
-        except (Needs, WalletError) as exc:  # nothing was recorded
+        except Needs:  # nothing was recorded: the operator is asked, the lock let go
+            table.rewind(mark)  # (as the players were last told: nothing to tell them)
+            raise
+        except WalletError as exc:  # nothing was recorded
             table.rewind(mark)
-            table.broadcast()
-            if isinstance(exc, Needs):  # the operator is asked, the lock let go
-                raise
             raise Refused(f"not recorded: {exc}", code="funds") from None
         except PontoonError as exc:  # the store refused: the table was taken back from it
             table.broadcast()

@@ -159,6 +159,8 @@ Paid = list[tuple[str, str, int]]
 class RemoteWallet(Protocol):
     """An operator's wallet as a table uses it (:class:`pontoon.server.operator.OperatorWallet`)."""
 
+    owner: str  # this process, as the calls it sends are marked in the store
+
     async def debit(self, table: str, wants: list[tuple[str, int]]) -> Paid:
         """Debit each ``(player, amount)`` before the write (no lock held while it waits)."""
 
@@ -230,7 +232,9 @@ def public_event(e: Event) -> dict[str, Any]:
     return d
 
 
-Mark = tuple[Round | None, RoundLog | None, tuple[int, object] | None, object | None]
+Mark = tuple[
+    Round | None, RoundLog | None, tuple[int, object] | None, object | None, dict[str, int]
+]
 """Where a table stood (:meth:`Table.mark`): its round, the round's log, the round's mark and,
 between rounds, the shoe's (the next round may open with a shuffle)."""
 
@@ -331,6 +335,7 @@ class Table:
         if [(p, a) for _, p, a in wants] != [(p, a) for _, p, a in paid]:
             raise Needs([(p, a) for _, p, a in wants])
         batch.remote = {seq: key for (seq, _, _), (key, _, _) in zip(wants, paid, strict=True)}
+        batch.remote_owner = self.remote.owner  # (its credits are this process's to send)
 
     async def paying(self, step: Callable[[Paid], Awaitable[R]]) -> R:
         """``step(paid)`` under the table's lock. When its write needs the operator's money
@@ -671,26 +676,33 @@ class Table:
         rnd = self.round
         in_play = rnd is not None and not rnd.over
         point = rnd.checkpoint() if rnd is not None else None
-        return rnd, self.roundlog, point, None if in_play else self.shoe.checkpoint()
+        shoe = None if in_play else self.shoe.checkpoint()
+        return rnd, self.roundlog, point, shoe, self.last_result
 
     def rewind(self, mark: Mark) -> None:
-        """Undo what was applied since ``mark`` and not recorded (a wallet refused it): the
-        round and its cards as they were, every other player's recorded wager standing."""
-        rnd, rl, point, shoe = mark
+        """Undo what was applied since ``mark`` and not recorded (a wallet refused it, or
+        its money is still to be asked for): the round and its cards as they were, every
+        other player's recorded wager standing. The table is as it was last told (nothing
+        is told between an apply and its write): its version stays, its texts are made
+        again."""
+        rnd, rl, point, shoe, last = mark
         if self.round is not rnd:  # the refused wager opened a round: it never was
             self.round, self.roundlog = rnd, rl
             if shoe is not None:  # nor the shuffle it opened with
                 self.shoe.rollback(shoe)
         elif rnd is not None and point is not None:
             rnd.rewind(point)
-        self.version += 1
+        self.last_result = last
+        self._cache = self._text = None
 
     def _money_check(self, name: str, need: int) -> None:
         have = self.balance(name)
         if need > have:
             raise Refused(f"{name} has {have} at the table, too little for {need}", code="funds")
 
-    def bet(self, session: Session, msg: Bet) -> None:
+    def _wagered(self, session: Session, msg: Bet) -> Round:
+        """The round ``msg`` goes into (a new one, not yet the table's, when none is taking
+        bets), :class:`Refused` when the wager may not be made."""
         if session.role != "player":
             raise Refused("only a player wagers", code="role")
         rnd = self.round
@@ -700,14 +712,31 @@ class Table:
             if self.closed:
                 raise Refused("the table is closed: the pit boss closed it", code="closed")
             rnd = Round(self.rules, self.shoe)
-            self._check_wager(rnd, session.name, msg)
+        self._check_wager(rnd, session.name, msg)
+        return rnd
+
+    def bet(self, session: Session, msg: Bet) -> None:
+        rnd = self._wagered(session, msg)
+        if rnd is not self.round:
             rnd.ready_shoe()  # a shuffle now: its commitment is recorded before the wagers
             self.round = rnd
             self.roundlog = self.log.start(rnd)
             self.last_result = {}
-        else:
-            self._check_wager(rnd, session.name, msg)
         rnd.place_wager(msg.box, session.name, msg.amount)
+
+    def short(self, session: Session, msg: Bet) -> list[tuple[str, int]]:
+        """With an operator's wallet: what is to be asked of it before ``msg`` is applied
+        (what the player lacks at the table), refused as :meth:`bet` refuses — so that a
+        wager is paid for first, not applied, taken back and applied again (:class:`Needs`).
+
+        Nothing changes: a new round made to check the wager against is let go."""
+        listener = self.shoe.listener
+        try:
+            self._wagered(session, msg)
+        finally:
+            self.shoe.listener = listener
+        lacks = msg.amount - self.log.balance(session.name)
+        return [(session.name, lacks)] if lacks > 0 else []
 
     def set_limits(self, table_min: int, table_max: int) -> None:
         """The pit boss's new limits (15.6, 15.2) for the rounds to come (a round in play

@@ -141,6 +141,8 @@ class Batch:
     # the table's cashier is an operator's wallet: the keys of the debits it acknowledged
     # (by the event's seq), marked done here; each credit is a new call, pending until sent
     remote: dict[int, str] | None = None
+    # the process that sends the batch's new credits (pontoon.server.operator: its owner id)
+    remote_owner: str | None = None
     staff: tuple[str, str, str] | None = None  # (account, role, action) a staff member made
     # the fencing token of the writer's lease on the table: the write is refused once another
     # process has taken the lease (pontoon.store.leases); None: a table without leases
@@ -831,7 +833,8 @@ def _remote_call(
             raise WalletError(f"a wager of {amount} for {player} was not debited by the operator")
         return row | {"key": key, "kind": "debit", "status": "done", "done_at": at}
     key = f"table:{batch.table}:{seq}:{os.urandom(4).hex()}"
-    return row | {"key": key, "kind": "credit", "status": "pending", "done_at": None}
+    credit = {"kind": "credit", "status": "pending", "done_at": None, "owner": batch.remote_owner}
+    return row | {"key": key} | credit
 
 
 __all__ = [
