@@ -1,8 +1,8 @@
 """Time the exact analysis of nz-pontoon: the optimal total-dependent chart (target <= 10 s,
 <= 1 GB, one core) and the composition-dependent optimum (target <= 60 s), 6 decks; and the
 house edge with 8 decks. Then classic-blackjack's composition-dependent optimum (6 decks, CDZ-,
-split to 4), the figure Eric Farmer's C++ analyser computes (docs/analysis.md, Side by side);
-it runs first, in a fresh process, so no shared dealer tables help it.
+split to 4), the figure Eric Farmer's C++ analyser computes (docs/analysts/analysis.md, Side by
+side); it runs first, in a fresh process, so no shared dealer tables help it.
 
 Before them, the whole process as a user runs it: ``pontoon analyze --rules classic-blackjack
 --strategy composition --json`` in a child process, its wall-clock seconds and peak resident
@@ -12,16 +12,18 @@ times both side by side instead, alternately, ``--pairs`` times, and prints the 
 them the same game's distribution (``pontoon par --no-effects``: the exact distribution of a
 round besides the EV).
 
-Prints a line per analysis, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Prints a line per analysis, then one JSON object as the last line, also appended to
+bench/results/analysis.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/analysis.py [--quick]   (--quick: the infinite shoe, seconds only)
 
-``--measure-13-7`` instead measures the one approximation left in nz-pontoon (docs/analysis.md):
-13.7 with split hands takes "no split hand stood, given a dealer pontoon" as independent hands.
-Here it is exact: any ordered sequence of draws from a shoe S has probability
-ff(S, D) / ff(N, |D|) (ff: falling factorial, D the sequence's multiset), so P(no hand stood)
-is a sum over multisets of the number of card sequences that end every hand without standing,
-got by convolving each hand's count by multiset; the dealer's pontoon card is set aside first
-(predictable sampling). About 2 minutes and 3 GB for nz-pontoon (8-8 splits to four hands).
+``--measure-13-7`` instead measures the one approximation left in nz-pontoon
+(docs/analysts/analysis.md): 13.7 with split hands takes "no split hand stood, given a dealer
+pontoon" as independent hands. Here it is exact: any ordered sequence of draws from a shoe S
+has probability ff(S, D) / ff(N, |D|) (ff: falling factorial, D the sequence's multiset), so
+P(no hand stood) is a sum over multisets of the number of card sequences that end every hand
+without standing, got by convolving each hand's count by multiset; the dealer's pontoon card is
+set aside first (predictable sampling). About 2 minutes and 3 GB for nz-pontoon (8-8 splits to
+four hands).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: set before numpy loads
@@ -90,25 +91,25 @@ def main() -> None:
     eight = analyze(load_rules("nz-pontoon", {"decks": 8}), "basic", infinite=inf)
     print(f"nz-pontoon 8 decks basic: EV {eight.ev * 100:+.4f} % in {eight.seconds:.2f} s")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        json.dumps(
-            {
-                "bench": "analysis",
-                "seconds_basic": round(basic.seconds, 3),
-                "seconds_composition": round(comp.seconds, 3),
-                "peak_mb": round(peak_mb, 1),
-                "nz_pontoon_ev": basic.ev,
-                "nz_pontoon_composition_ev": comp.ev,
-                "nz_pontoon_8_decks_ev": eight.ev,
-                "seconds_classic_composition": round(classic.seconds, 3),
-                "classic_composition_ev": classic.ev,
-                "process_seconds_classic_composition": process_s,
-                "process_peak_mb_classic_composition": process_mb,
-                "rules": "nz-pontoon",
-                "infinite": inf,
-                "cores": 1,
-            }
-        )
+    from record import emit  # bench/record.py, beside this file
+
+    emit(
+        {
+            "bench": "analysis",
+            "seconds_basic": round(basic.seconds, 3),
+            "seconds_composition": round(comp.seconds, 3),
+            "peak_mb": round(peak_mb, 1),
+            "nz_pontoon_ev": basic.ev,
+            "nz_pontoon_composition_ev": comp.ev,
+            "nz_pontoon_8_decks_ev": eight.ev,
+            "seconds_classic_composition": round(classic.seconds, 3),
+            "classic_composition_ev": classic.ev,
+            "process_seconds_classic_composition": process_s,
+            "process_peak_mb_classic_composition": process_mb,
+            "rules": "nz-pontoon",
+            "infinite": inf,
+            "cores": 1,
+        }
     )
 
 
@@ -195,12 +196,10 @@ def side_by_side(farmer: str, pairs: int, before: str | None) -> None:
         }
     print("EV %: " + ", ".join(f"{who} {ev:+.9f}" for who, ev in evs.items()))
     print(f"1-minute load average at each round: {', '.join(f'{x:.2f}' for x in loads)}")
-    doc |= {
-        "load_average": statistics.median(loads),
-        "cores": os.cpu_count(),
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-    }
-    print(json.dumps(doc))
+    doc |= {"load_average_median": statistics.median(loads), "cores": os.cpu_count()}
+    from record import emit  # bench/record.py, beside this file
+
+    emit(doc)
 
 
 # ---------------------------------------------------------------- 13.7 independence, exact
@@ -372,7 +371,9 @@ def measure_13_7(rules: RuleSet) -> None:
                 f"{pair}-{pair} against {u}: exact {exact:.6e}, independent {approx[u - 1]:.6e}"
                 f", error {error:+.3e} per split, {weight * error * 100:+.2e} pp"
             )
-    print(json.dumps({"bench": "analysis-13.7", "error_pp": total * 100}))
+    from record import emit  # bench/record.py, beside this file
+
+    emit({"bench": "analysis-13.7", "error_pp": total * 100})
 
 
 if __name__ == "__main__":

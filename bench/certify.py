@@ -4,14 +4,14 @@ tests and the document, as the command does them (without printing). Also the co
 secure shuffle on one core, and of a seeded (numpy) run for comparison.
 
 Prints the machine, its load average, a line per measurement, then one JSON object as the
-last line: ``{"bench": "certify", "shuffles": n, "seconds": s, ...}``.
+last line: ``{"bench": "certify", "shuffles": n, "seconds": s, ...}``, also appended to
+bench/results/certify.jsonl (bench/record.py).
 Run: .venv/bin/python bench/certify.py [--shuffles N] [--workers K]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -91,10 +91,11 @@ def main() -> None:
         "workers": doc["workers"],
         "seeded_seconds": round(seeded, 2),
         "secure_shuffle_us": round(us, 1),
-        "cpu": cpu_model(),
         "cores": os.cpu_count(),
     }
-    print(json.dumps(result))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(result)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ examples/ (its chart compared with the example file written from it), and by sim
 `count judge`; then the simulator's rounds per second counting (hi-lo, its ramp) against
 plain play, alternately, the same seed and rounds (target: counting costs <= 25 %).
 
-Prints a line per run, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Prints a line per run, then one JSON object as the last line, also appended to
+bench/results/count.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/count.py [--rounds N] [--pairs K] [--index-rounds N]
 """
 
@@ -96,10 +97,10 @@ def main() -> None:
         "plain_rounds_per_second": round(plain),
         "counting_rounds_per_second": round(counting),
         "counting_cost": round(1 - counting / plain, 4),
-        "load_average": os.getloadavg()[0],
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    print(json.dumps(doc))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(doc)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Rounds per second through the full engine: one box, a simple basic strategy, event log on.
 
-Prints a line per shoe size, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Prints a line per shoe size, then one JSON object as the last line, also appended to
+bench/results/engine.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/engine.py [--quick] [--rules NAME] [--gymnasium]
 
 ``--gymnasium`` (needs the ``bench`` extra: ``pip install 'pontoon[bench]'``; without it the
@@ -19,8 +20,6 @@ logged event by event; an episode of gymnasium's is a few draws and a comparison
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -160,8 +159,6 @@ def main() -> None:
         "rounds_per_second_by_decks": per_decks,
         "rules": args.rules,
         "cores": 1,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
     }
     if gymnasium is not None:
         g = compare_gymnasium(gymnasium, load_rules(args.rules, {"decks": 6}), rounds)
@@ -174,7 +171,9 @@ def main() -> None:
         doc["gymnasium_episodes_per_second"] = round(g["gymnasium"])
         doc["ratio_to_gymnasium"] = round(g["ratio"], 4)
         doc["ratio_to_gymnasium_cpu"] = round(g["ratio_cpu"], 4)
-    print(json.dumps(doc))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(doc)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Steps per second of the learning environment (issue 16), on one core, beside gymnasium's
+"""Steps per second of the learning environment, on one core, beside gymnasium's
 ``Blackjack-v1`` measured in the same run.
 
 The single env is ``gymnasium.make("pontoon/Pontoon-v0")`` (nz-pontoon, every rule: the real
@@ -11,16 +11,15 @@ specialised to nz-pontoon's table, ``PontoonVectorEnv``'s default); its figure i
 table-steps per second of ``step`` itself (the agent's numpy outside the clock; with it
 too in ``vector_steps_per_second_with_agent``).
 
-Prints a line per measurement, then one JSON object as the last line (INTERFACES.md).
+Prints a line per measurement, then one JSON object as the last line, also appended to
+bench/results/env.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/env.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 from typing import Any
 
@@ -121,12 +120,13 @@ def main() -> None:
         "vector_steps_per_second_with_agent": round(vec_agent),
         "vector_steps_per_second_no_copy": round(views),
         "vector_steps_per_second_no_copy_with_agent": round(views_agent),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
         "gymnasium": gym.__version__,
         "load_average_at_start": load,
+        "cores": 1,
     }
-    print(json.dumps(out))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(out)
 
 
 if __name__ == "__main__":

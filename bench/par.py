@@ -3,7 +3,8 @@ its distribution, every figure, and the rule-effect table: each one-knob variati
 afresh on all local cores), as one process with its workers; target <= 60 s on two cores.
 Then the same without the rule effects.
 
-Prints a line per run, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Prints a line per run, then one JSON object as the last line, also appended to
+bench/results/par.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/par.py [--quick]   (--quick: the sheet without rule effects only)
 """
 
@@ -54,7 +55,9 @@ def main() -> None:
         "cores": cores,
         "load": round(os.getloadavg()[0], 2),
     }
-    print(json.dumps(result))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(result)
 
 
 if __name__ == "__main__":

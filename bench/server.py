@@ -54,11 +54,12 @@ of the trainer's worker process (``drill_worker_cpu_share``: left out of the ser
 The tables' p99 with and without drills, alternated, is what tells whether drills cost the
 tables anything (docs/server.md).
 
-Last line: one JSON object (INTERFACES.md, Benchmarks).
+Last line: one JSON object, also appended to bench/results/server.jsonl (bench/record.py,
+which stamps it with the date, commit, machine and load average; its fields:
+docs/reference/outputs.md).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
      [--accounts | --operator] [--chart] [--keep PATH] [--processes N] [--db URL]
      [--writer KIND] [--drills N]
-     [--drills N]
 """
 
 from __future__ import annotations
@@ -941,7 +942,9 @@ def main() -> None:
             else ""
         )
     )
-    print(json.dumps(result))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(result)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,20 @@
-"""Rounds per second of the Monte Carlo kernel (issue 5): one box, the optimal basic chart,
+"""Rounds per second of the Monte Carlo kernel: one box, the optimal basic chart,
 after compilation, on one core, the kernel compiled for the rule set (and nz-pontoon's on
 the generic kernel too, which serves every rule set with one compilation); then the
 speed-up of two local worker processes and (without ``--quick``) a Dask LocalCluster of two
 workers against the same two local processes (128,000,000 rounds, best of two runs each).
 
-Prints a line per measurement, then one JSON object as the last line (INTERFACES.md,
-Benchmarks) with ``classic_rounds_per_second_per_core`` and
-``nz_pontoon_rounds_per_second_per_core``.
+Prints a line per measurement, then one JSON object as the last line with
+``classic_rounds_per_second_per_core`` and ``nz_pontoon_rounds_per_second_per_core``, also
+appended to bench/results/simulate.jsonl (bench/record.py; its fields:
+docs/reference/outputs.md).
 Run: .venv/bin/python bench/simulate.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import time
 
 from pontoon.analysis import analyze
@@ -110,10 +109,9 @@ def main() -> None:
     out["load_average_at_end"] = os.getloadavg()[0]
     out["rounds_per_core_run"] = per_core
     out["cores"] = 1
-    out["machine_cores"] = os.cpu_count()
-    out["python"] = platform.python_version()
-    out["processor"] = platform.processor() or platform.machine()
-    print(json.dumps(out))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(out)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,14 @@ also measured for single-event transactions (one deposit each: one durable commi
 Then 20 tables play together, each step of every table in one group commit
 (``Store.append_many``, as the table server writes under load).
 
-Prints a line per back end, then one JSON object as the last line (INTERFACES.md, Benchmarks).
+Prints a line per back end, then one JSON object as the last line, also appended to
+bench/results/store.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 Run: .venv/bin/python bench/store.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
@@ -165,7 +165,9 @@ def main() -> None:
         results["postgresql"] = measure("postgresql", pg, rules, rounds, singles)
     else:
         print("postgresql: skipped (set PONTOON_TEST_POSTGRES_URL, e.g. from .ci/postgres.sh)")
-    print(json.dumps(results))
+    from record import emit  # bench/record.py, beside this file
+
+    emit(results)
 
 
 if __name__ == "__main__":

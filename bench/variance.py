@@ -1,8 +1,9 @@
-"""The exact distribution's variance against the simulator's, as issue 14 asks: for the four
+"""The exact distribution's variance against the simulator's: for the four
 presets (their optimal charts) and a chart file, one box and two boxes, each round from a
 fresh shoe (penetration 0.01), 10^8 rounds by default. Prints, per case, the exact variance,
 the simulated one, its standard error sqrt((mu4 - var^2) / n) (mu4 from the exact
-distribution) and z; then one JSON object as the last line (INTERFACES.md, Benchmarks).
+distribution) and z; then one JSON object as the last line, also appended to
+bench/results/variance.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
 
 Two boxes: the variance of their total, which the exact side takes as two boxes independent
 given the dealer's first card and outcome, with 11.2's payment to the other box counted as
@@ -15,7 +16,6 @@ Run: .venv/bin/python bench/variance.py [--quick] [--rounds N]   (--quick: 10^6 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 from pathlib import Path
@@ -91,16 +91,16 @@ def main() -> None:
                 {"case": name, "boxes": boxes, "exact": var, "simulated": sim, "se": se, "z": z}
             )
     worst = max(abs(r["z"]) for r in rows)
-    print(
-        json.dumps(
-            {
-                "bench": "variance",
-                "rounds": rounds,
-                "max_abs_z": round(worst, 2),
-                "cases": rows,
-                "cores": os.cpu_count(),
-            }
-        )
+    from record import emit  # bench/record.py, beside this file
+
+    emit(
+        {
+            "bench": "variance",
+            "rounds": rounds,
+            "max_abs_z": round(worst, 2),
+            "cases": rows,
+            "cores": os.cpu_count(),
+        }
     )
 
 
