@@ -7,7 +7,7 @@ the fields each uses:
 ``rules``      ``detail``: the rule set as JSON (first event of every round)
 ``shuffle``    ``rule``: 7 (first shuffle, or after the table closed), 8.7, 8.8, 16.7 (or
                16.9, 16.10, 15.10 ...); ``detail``: the commitment to the new shoe, the
-               SHA-256 (hex) of its text (docs/fairness.md), made before its first card
+               SHA-256 (hex) of its text (docs/operators/fairness.md), made before its first card
                leaves it (None for a scripted shoe, and in logs written before commitments)
 ``disclose``   the shoe that ends revealed: ``detail`` is its text (salt, cut, every card
                in order), ``rule`` the rule of the shuffle that ends it; just before that

@@ -36,7 +36,7 @@ the same way, applied ``by`` the ``policy`` and never by a person (:data:`INTERR
 ``interrupted-failure`` (the table came back from a failure later than that). Its rule says
 which policy: ``16.5 (assumed: interrupted=void)`` voids the whole round as 16.5 does, every
 wager returned; ``16.6 (assumed: interrupted=complete)`` only records that from then on the
-policy decides for every player (the table plays the optimal chart: ``docs/server.md``).
+policy decides for every player (the table plays the optimal chart: docs/operators/deploying.md).
 """
 
 from __future__ import annotations

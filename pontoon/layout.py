@@ -124,7 +124,7 @@ class Turn(NamedTuple):
     boxes: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The turn as the server's ``awaiting`` document (docs/server.md)."""
+        """The turn as the server's ``awaiting`` document (docs/operators/protocol.md)."""
         out: dict[str, Any] = {"kind": self.kind.value}
         if self.kind is TurnKind.CHOOSE:
             out["boxes"] = list(self.boxes)

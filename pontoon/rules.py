@@ -198,7 +198,7 @@ _MONEY_KNOBS: Final = (
 
 
 # Knobs of the table's conduct rather than of the game: what becomes of an interrupted round
-# (docs/server.md). They change no round's mathematics: the analysis and the simulator ignore
+# (docs/operators/deploying.md). They change no round's mathematics: analysis and simulator ignore
 # them. Rule files, presets and round logs written before them read as their defaults.
 TABLE_POLICY: Final = frozenset({"interrupted", "interrupted_minutes"})
 _POLICY_DEFAULTS: Final[dict[str, Any]] = {"interrupted": "resume", "interrupted_minutes": 10}

@@ -1,6 +1,6 @@
 """The shoe: shuffle (generator injected), cut, cutting card, burn card, discard rack; and
 the commitment to each shoe, made before its first card leaves it and revealed when it ends
-(docs/fairness.md).
+(docs/operators/fairness.md).
 
 Cards are conserved: ``shoe.remaining + cards on the layout + shoe.discards`` is always the
 full pack. The next card is the end of ``_cards`` so that drawing is O(1).
@@ -52,7 +52,7 @@ SALT_BYTES: Final = 32
 
 
 def shoe_text(order: Sequence[Card], salt: bytes, cut: int) -> str:
-    """A committed shoe as text (ASCII, docs/fairness.md): the salt in hex, the cutting card's
+    """A committed shoe as ASCII text (docs/operators/fairness.md): salt in hex, the cutting card's
     place (the number of cards in front of it) and every card, next card first — the burn
     card first. The commitment is the SHA-256 of exactly these bytes (:func:`commitment_of`).
 

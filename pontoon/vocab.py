@@ -171,7 +171,7 @@ class EventKind(StrEnum):
     IRREGULARITY = "irregularity"
     REPLACE = "replace"
     END = "end"
-    DISCLOSE = "disclose"  # a shoe revealed when it ends: its order and salt (docs/fairness.md)
+    DISCLOSE = "disclose"  # a shoe revealed as it ends: order and salt (docs/operators/fairness.md)
     # the store's own entries, outside any round
     DEPOSIT = "deposit"
     WITHDRAW = "withdraw"

@@ -61,7 +61,7 @@ def _move(env: PontoonEnv, a: int, box: int, stake: int) -> Move:
 
 def _uncommitted(events: list[Event]) -> tuple[Event, ...]:
     """The round's events as the env records them: the real shoe commits to each shoe at its
-    shuffle and reveals the one that ends (docs/fairness.md); the env's record, like a
+    shuffle and reveals the one that ends (docs/operators/fairness.md); the env's record, like a
     scripted shoe's, has neither."""
     return tuple(
         e._replace(detail=None) if e.kind == "shuffle" else e

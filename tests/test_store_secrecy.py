@@ -308,7 +308,7 @@ def test_an_existing_sqlite_file_open_to_others_is_left_and_named_once(
     Store(str(path)).close()
     [record] = caplog.records
     assert record.levelname == "WARNING" and "(mode 644): chmod 600 it" in record.getMessage()
-    assert record.name == "pontoon.store.db"  # the name docs/store.md gives for it
+    assert record.name == "pontoon.store.db"  # the name docs/operators/store.md gives for it
     assert path.stat().st_mode & 0o777 == 0o644
 
 
@@ -329,7 +329,7 @@ def test_serve_refuses_a_bad_key_file_before_it_listens(
 
 
 def test_a_deleted_shoe_row_voids_the_open_round_and_a_fresh_shoe_starts(url: str) -> None:
-    """The last resort for a lost key (docs/store.md): ``rekey --discard-shoe`` deletes the
+    """A lost key's last resort (docs/operators/store.md): ``rekey --discard-shoe`` deletes the
     row and signs the head without it, the table goes on; the row deleted by hand (by anyone
     without the record key) is refused."""
     _crash_mid_round(url, seed=7, keys=ShoeKeys([_key()]), table="lost")

@@ -11,5 +11,5 @@ pairs, consecutive shoes, the burn card, and a check of the cutting card.
 - :mod:`pontoon.certify.report`: the JSON document, the terminal table, the HTML report.
 - :mod:`pontoon.certify.commands`: ``pontoon certify``.
 
-Method, formulas and measured speed: docs/certify.md.
+Method, formulas and measured speed: docs/operators/certification.md.
 """

@@ -5,7 +5,7 @@ every order equally likely, whatever the order before. Each statistic's exact me
 covariance for one shoe under that hypothesis are worked out below (a shoe is a random
 arrangement of a *multiset*: 24 aces, 24 twos, ...), and the shoes are independent, so the
 sum over many shoes is normal (central limit theorem) and its quadratic form chi-square.
-The formulas and their sources are in docs/certify.md.
+The formulas and their sources are in docs/operators/certification.md.
 
 >>> from pontoon.certify.run import certify
 >>> from pontoon.rules import load_rules

@@ -1,5 +1,5 @@
 """The durable round store: every round recorded, replayable card by card, tamper-evident and
-crash-safe (docs/store.md).
+crash-safe (docs/operators/store.md).
 
 - :mod:`pontoon.store.db` -- :class:`~pontoon.store.db.Store`: SQLite or PostgreSQL by URL,
   schema created and upgraded (Alembic) on open; one transaction per append.

@@ -1,4 +1,4 @@
-"""The check of a table's shoe commitments (docs/fairness.md): each shoe committed to at its
+"""Checks a table's shoe commitments (docs/operators/fairness.md): each shoe committed to at its
 shuffle is revealed when it ends, the revealed text hashes to the commitment, and every card
 the record shows leaving that shoe — burnt, dealt, the hole card, taken out by a procedure
 (:func:`~pontoon.round.cards_left`) — is the next card of the revealed order.

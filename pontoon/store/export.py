@@ -36,7 +36,7 @@ _FILES: dict[str, tuple[Table, tuple[Column[Any], ...]]] = {
 
 def _columns(name: str) -> list[Column[Any]]:
     """A file's columns: its table's, less the events' lease token (which process wrote an
-    event is the server's affair, not the analyst's: docs/store.md)."""
+    event is the server's affair, not the analyst's: docs/operators/store.md)."""
     tbl = _FILES[name][0]
     return [c for c in tbl.columns if not (tbl is events and c.name == "fence")]
 

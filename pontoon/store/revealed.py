@@ -1,4 +1,4 @@
-"""Revealed shoes in the record (docs/fairness.md): the ``disclose`` event a table writes when
+"""Revealed shoes, recorded (docs/operators/fairness.md): the ``disclose`` event a table writes when
 it reveals a shoe outside a round, the shoes a table revealed last, and one revealed shoe with
 the cards the record shows leaving it, for a player to check (the table server's
 ``/api/tables/{name}/shoes/{seq}``).

@@ -3,11 +3,11 @@ cards in the same order (and, for a seeded shoe, the same shuffles after it).
 
 This is the table's secret: it is stored apart from the events (``shoe_states``) and never
 shown, replayed or exported. It holds the shoe committed to at the last shuffle — its order,
-next card first, and its salt (docs/fairness.md) — and how many of its cards have left, so
+next card first, its salt (docs/operators/fairness.md) — and how many of its cards have left, so
 that a table restarted after a crash reveals the right shoe later; the cards still in the
 shoe are the order less those. Cards are one character each (:data:`CODES`): a six-deck
 shoe's text is at most about 1 KB, and sealed (Fernet) it stays under PostgreSQL's 2 KB TOAST
-threshold (docs/fairness.md, Storage).
+threshold (docs/operators/fairness.md, Storage).
 
 >>> import numpy as np
 >>> from pontoon.rules import load_rules

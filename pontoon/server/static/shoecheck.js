@@ -1,5 +1,5 @@
 "use strict";
-// The check of a revealed shoe (docs/fairness.md), as the table page runs it in the browser:
+// A revealed shoe's check (docs/operators/fairness.md), as the table page runs it in the browser:
 // the text revealed hashes (SHA-256) to the commitment recorded at its shuffle, and the
 // cards the record shows leaving that shoe are the first cards of its order, in order.
 // `doc` is GET /api/tables/{name}/shoes/{seq}; `shown`, the commitments this page was shown.

@@ -316,7 +316,7 @@ let lastHistory = null;
 
 // ------------------------------------------------------------------ the shoe's commitment
 // Each shoe is committed to (the SHA-256 of its order and a secret salt) before its first
-// card leaves it, and revealed when it ends (docs/fairness.md). The page notes every
+// card leaves it, and revealed when it ends (docs/operators/fairness.md). The page notes every
 // commitment it was shown, and checks a revealed shoe itself (shoecheck.js).
 const shownCommitments = new Set();
 let revealedKey = "";
