@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint types pytest bench clean
+.PHONY: run test lint types pytest bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # constraints.txt holds every dependency to the version the tests last passed with)
 $(STAMP): pyproject.toml pontoon/analysis/_compiled.pyx constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,store,analysis,server,sim,env,bench]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,store,analysis,server,sim,env,bench,docs]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -44,5 +44,12 @@ pytest: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 
+# The documentation site (mkdocs.yml) into site/, strictly: a broken link, a page the
+# navigation names that is not there, or an API name that no longer resolves fails the build.
+# The command-line reference is written from the `pontoon` parser itself
+# (docs/hooks/cli_reference.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache site
