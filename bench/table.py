@@ -1,7 +1,8 @@
 """The README's benchmark table, made from the benches' record (``bench/results/*.jsonl``, one
 JSON line a run, written by ``bench/record.py``): for each row the newest line of its bench
 that measured what the row shows (a full run, not ``--quick``; the server's rows by their
-tables, store and mode), one cell of figures, and the machine, its load and the date.
+tables, store and mode) — the newest build's, and of its runs the latest — one cell of
+figures, and the machine, its load and the date.
 
 Run: .venv/bin/python bench/table.py           (rewrites the table in README.md)
      .venv/bin/python bench/table.py --check   (exit 1 when README.md's table is not current)
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -223,6 +225,33 @@ def lines(bench: str, results: Path = RESULTS) -> list[Line]:
     return [json.loads(text) for text in path.read_text("utf-8").splitlines() if text.strip()]
 
 
+def history() -> dict[str, int]:
+    """Each commit of the checkout's history (short and full hashes) by its place, the newest
+    highest; empty without git."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-list", "--topo-order", "--reverse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {h: i for i, h in enumerate(done.stdout.split())}
+
+
+def newest(chosen: list[Line], places: dict[str, int]) -> Line:
+    """The line of the newest build, and of those the latest measured: a sitting that
+    alternates a build with the one before it (A B A B) leaves its last line to either."""
+
+    def place(d: Line) -> int:
+        head = str(d.get("commit") or "")
+        found = [i for h, i in places.items() if head and h.startswith(head)]
+        return max(found, default=-1)
+
+    return max(chosen, key=lambda d: (place(d), str(d.get("date", ""))))
+
+
 def machine(d: Line) -> str:
     """The machine, the load while it ran and the day: ``AMD EPYC, 2 cores, 24 GiB; load 1.4;
     2026-12-07``."""
@@ -237,11 +266,12 @@ def machine(d: Line) -> str:
 def table(results: Path = RESULTS) -> str:
     """The table's markdown: a row for each row of ``ROWS`` its record has a line for."""
     out = ["| bench/ | newest figures | machine, load, date |", "| --- | --- | --- |"]
+    places = history()
     for row in ROWS:
         chosen = [d for d in lines(row.bench, results) if row.chooses(d)]
         if chosen:
-            newest = max(chosen, key=lambda d: str(d.get("date", "")))
-            out.append(f"| {row.what} | {row.figures(newest)} | {machine(newest)} |")
+            d = newest(chosen, places)
+            out.append(f"| {row.what} | {row.figures(d)} | {machine(d)} |")
     return "\n".join(out)
 
 

@@ -54,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
     from pontoon.store.people import add_commands as people_commands
 
     COMMANDS.update(people_commands(sub, _common))
+    p = sub.add_parser("player", help="a player's account, opened at the cage")
+    verbs = p.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    q = verbs.add_parser("add", help="open a player's account (a cashier or pit boss does it)")
+    q.add_argument("name")
+    q.add_argument("--by", required=True, metavar="CASHIER", help="the cashier (or pit boss)")
+    q.add_argument("--by-password-file", metavar="PATH", help="its first line: --by's")
+    q.add_argument("--password-file", metavar="PATH", help="its first line: the player's")
+    q.add_argument("--password-strength", choices=("default", "minimum"), default="default")
+    store_cli.db_option(q, store_cli.DEFAULT_URL)
+    _common(q)
     from pontoon.audit.commands import add_commands as audit_commands
 
     COMMANDS.update(audit_commands(sub, _common))
@@ -171,6 +181,31 @@ def cmd_count(args: argparse.Namespace) -> int:
     return count_command(_rules(args), args)
 
 
+def cmd_player(args: argparse.Namespace) -> int:
+    """``pontoon player add NAME --by CASHIER``: a player's account (a wallet at 0, a
+    password), opened by a cashier or pit boss who authenticates, as a player's own
+    registration at the page opens one. The passwords as ``pontoon staff`` reads them: from
+    the files, else standard input's lines (``--by``'s first), else asked without echo."""
+    from pontoon.store.accounts import Accounts, hasher
+    from pontoon.store.db import Store
+    from pontoon.store.people import read_password
+    from pontoon.store.roles import Role
+
+    with Store(args.db, must_exist=True) as store:
+        people = Accounts(store, hasher(args.password_strength))
+        proof = read_password(args.by_password_file, f"{args.by}'s password: ", twice=False)
+        by = people.check(args.by, proof)
+        if by is None or by.disabled or by.role not in (Role.CASHIER, Role.PITBOSS):
+            raise InputError(
+                f"not authenticated: {args.by!r} with that password is not a cashier or pit boss"
+            )
+        password = read_password(args.password_file, f"{args.name}'s password: ")
+        account = people.create(args.name, password, Role.PLAYER)
+    doc = {"name": account.name, "role": str(account.role), "balance": 0, "by": by.name}
+    print(json.dumps(doc) if args.json else f"{account.name}: player, balance 0 (by {by.name})")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from pontoon.server.serve import serve
 
@@ -187,6 +222,7 @@ COMMANDS = {
     "simulate": cmd_simulate,
     "count": cmd_count,
     "train": cmd_train,
+    "player": cmd_player,
     "serve": cmd_serve,
 }
 

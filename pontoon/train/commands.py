@@ -33,7 +33,14 @@ def add_options(
     sub = p.add_subparsers(dest="drill", required=True, parser_class=type(p))
     s = sub.add_parser("strategy", help="hands from a shoe, each decision graded exactly")
     common(s)
-    s.add_argument("--hands", type=whole, default=20, help="decisions to ask (default 20)")
+    s.add_argument(
+        "--decisions",
+        "--hands",
+        dest="hands",
+        type=whole,
+        default=20,
+        help="decisions to ask, not hands: a hand may ask several (default 20)",
+    )
     s.add_argument("--seed", type=seed, help="seed the shoe (default: a fresh shuffle)")
     s.add_argument("--mode", default="all", help=f"which decisions: {', '.join(MODES)}")
     s.add_argument("--wager", type=whole, default=500, help="wager in cents (11.2's bands)")
