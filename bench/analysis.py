@@ -13,7 +13,7 @@ them the same game's distribution (``pontoon par --no-effects``: the exact distr
 round besides the EV).
 
 Prints a line per analysis, then one JSON object as the last line, also appended to
-bench/results/analysis.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/analysis.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/analysis.py [--quick]   (--quick: the infinite shoe, seconds only)
 
 ``--measure-13-7`` instead measures the one approximation left in nz-pontoon

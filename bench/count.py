@@ -7,7 +7,7 @@ examples/ (its chart compared with the example file written from it), and by sim
 plain play, alternately, the same seed and rounds (target: counting costs <= 25 %).
 
 Prints a line per run, then one JSON object as the last line, also appended to
-bench/results/count.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/count.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/count.py [--rounds N] [--pairs K] [--index-rounds N]
 """
 

@@ -1,7 +1,7 @@
 """Rounds per second through the full engine: one box, a simple basic strategy, event log on.
 
 Prints a line per shoe size, then one JSON object as the last line, also appended to
-bench/results/engine.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/engine.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/engine.py [--quick] [--rules NAME] [--gymnasium]
 
 ``--gymnasium`` (needs the ``bench`` extra: ``pip install 'pontoon[bench]'``; without it the

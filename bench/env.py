@@ -12,7 +12,7 @@ table-steps per second of ``step`` itself (the agent's numpy outside the clock; 
 too in ``vector_steps_per_second_with_agent``).
 
 Prints a line per measurement, then one JSON object as the last line, also appended to
-bench/results/env.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/env.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/env.py [--quick]
 """
 

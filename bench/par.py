@@ -4,7 +4,7 @@ afresh on all local cores), as one process with its workers; target <= 60 s on t
 Then the same without the rule effects.
 
 Prints a line per run, then one JSON object as the last line, also appended to
-bench/results/par.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/par.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/par.py [--quick]   (--quick: the sheet without rule effects only)
 """
 

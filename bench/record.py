@@ -6,13 +6,15 @@ The stamp: ``date`` (UTC), ``commit`` (the checkout's, ``dirty`` when the packag
 benches had changes not committed), ``machine`` (processor, cores, memory), ``machine_cores``,
 ``load_average`` (1, 5 and 15 minutes, at the end of the run: the host may be shared),
 ``python`` and ``argv`` (the bench's options, so that a short ``--quick`` run is told from a
-full one). A figure the bench set itself keeps its own value (``cores`` is how many cores the
-bench used; the machine's are ``machine_cores``).
+full one); and, when set in the environment, ``build`` (``$PONTOON_BENCH_BUILD``: which build,
+in an A/B sitting) and ``sitting`` (``$PONTOON_BENCH_SITTING``: how the runs were arranged). A
+figure the bench set itself keeps its own value (``cores`` is how many cores the bench used;
+the machine's are ``machine_cores``).
 
 Where the line goes: ``$PONTOON_BENCH_RESULTS`` names another folder, or ``off`` for none;
 under pytest (``PYTEST_CURRENT_TEST`` set, as it is in the processes a test starts) nothing is
 appended unless that variable names a folder, so that the tests' short runs never enter the
-record. The lines' fields are described in docs/reference/outputs.md.
+record. The lines' fields: docs/reference/files.md, "Benchmark lines".
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def stamp(result: dict[str, Any]) -> dict[str, Any]:
         "python": platform.python_version(),
         "argv": sys.argv[1:],
     }
+    for key in ("build", "sitting"):
+        if os.environ.get(f"PONTOON_BENCH_{key.upper()}"):
+            out[key] = os.environ[f"PONTOON_BENCH_{key.upper()}"]
     out.update(result)
     out.setdefault("cores", os.cpu_count())
     return out

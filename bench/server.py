@@ -56,7 +56,7 @@ tables anything (docs/server.md).
 
 Last line: one JSON object, also appended to bench/results/server.jsonl (bench/record.py,
 which stamps it with the date, commit, machine and load average; its fields:
-docs/reference/outputs.md).
+docs/reference/files.md).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
      [--accounts | --operator] [--chart] [--keep PATH] [--processes N] [--db URL]
      [--writer KIND] [--drills N]

@@ -7,7 +7,7 @@ workers against the same two local processes (128,000,000 rounds, best of two ru
 Prints a line per measurement, then one JSON object as the last line with
 ``classic_rounds_per_second_per_core`` and ``nz_pontoon_rounds_per_second_per_core``, also
 appended to bench/results/simulate.jsonl (bench/record.py; its fields:
-docs/reference/outputs.md).
+docs/reference/files.md).
 Run: .venv/bin/python bench/simulate.py [--quick]
 """
 

@@ -10,7 +10,7 @@ Then 20 tables play together, each step of every table in one group commit
 (``Store.append_many``, as the table server writes under load).
 
 Prints a line per back end, then one JSON object as the last line, also appended to
-bench/results/store.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/store.jsonl (bench/record.py; its fields: docs/reference/files.md).
 Run: .venv/bin/python bench/store.py [--quick]
 """
 

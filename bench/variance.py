@@ -3,7 +3,7 @@ presets (their optimal charts) and a chart file, one box and two boxes, each rou
 fresh shoe (penetration 0.01), 10^8 rounds by default. Prints, per case, the exact variance,
 the simulated one, its standard error sqrt((mu4 - var^2) / n) (mu4 from the exact
 distribution) and z; then one JSON object as the last line, also appended to
-bench/results/variance.jsonl (bench/record.py; its fields: docs/reference/outputs.md).
+bench/results/variance.jsonl (bench/record.py; its fields: docs/reference/files.md).
 
 Two boxes: the variance of their total, which the exact side takes as two boxes independent
 given the dealer's first card and outcome, with 11.2's payment to the other box counted as
