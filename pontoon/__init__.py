@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pontoon' has no attribute {name!r}")
 
 
-__version__ = "0.1.0"
+__version__ = "0.9.0"
 __all__ = [
     "Card",
     "Event",
