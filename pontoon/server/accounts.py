@@ -1,4 +1,4 @@
-"""Accounts at the table server (issue 18): register, log in and out, a session in a cookie,
+"""Accounts at the table server: register, log in and out, a session in a cookie,
 the cashier's window, and who a request comes from.
 
 A login sets the cookie ``pontoon_session``: HttpOnly (no script reads it), SameSite=Strict
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pontoon.errors import InputError
@@ -33,6 +33,7 @@ from pontoon.store.accounts import STAFF, Account, AccountError, Accounts, Movem
 from pontoon.store.play_limits import Limit, Pause
 from pontoon.store.roles import passes_for_the_house
 
+from .errors import Conflict, Forbidden, Invalid, NotFound, Throttled, Unauthenticated
 from .limits import Limits
 from .playclock import PlayClocks
 from .throttles import SharedThrottle, forget_old
@@ -171,34 +172,37 @@ class Door:
     async def login(
         self, name: str, password: str, addr: str, device: str | None = None
     ) -> tuple[Account, str]:
-        """The account and a new session token; 401 for a wrong name or password, 429 when
-        this address has failed too often (for the name, or at all), or when the name has
-        failed too often from every address and ``device`` is not its device cookie."""
+        """The account and a new session token; :class:`Unauthenticated` for a wrong name or
+        password, :class:`Forbidden` for a disabled account or one whose play is paused,
+        :class:`Throttled` when this address has failed too often (for the name, or at all),
+        or when the name has failed too often from every address and ``device`` is not its
+        device cookie."""
         known = device is not None and hmac.compare_digest(device, self.device(name))
         account = await self.run(self._check, name, password, addr, known)
         if account is None:
             if len(self.failed) < 100_000 or name in self.failed:
                 self.failed[name] = self.failed.get(name, 0) + 1
             log.warning("failed login for %r from %s", name, addr)
-            raise HTTPException(401, "wrong name or password")
+            raise Unauthenticated("wrong name or password")
         if account.disabled:  # (said only to whoever knows the password)
-            raise HTTPException(403, "this account is disabled: ask the house")
+            raise Forbidden("this account is disabled: ask the house")
         until = await self.run(self.accounts.paused_until, name)
         if until is not None:
-            raise HTTPException(403, f"play is paused until {until[:16]} UTC")
+            raise Forbidden(f"play is paused until {until[:16]} UTC")
         token = await self.run(self.accounts.open_session, name, self.session_seconds)
         self.clocks.forget(name)  # a new login: a new session's clock at its first wager
         return account, token
 
     def _check(self, name: str, password: str, addr: str, known: bool) -> Account | None:
         """(On a login thread.) The account, None for a wrong name or password (a failure
-        counted for the name from this address, the account, the address); 429 while one of
-        them waits (the account's own only for a browser that is not its device)."""
+        counted for the name from this address, the account, the address); :class:`Throttled`
+        while one of them waits (the account's own only for a browser that is not its
+        device)."""
         pair = f"{name}\n{addr}"
         if self.by_name.blocked(pair) or self.throttle.blocked(addr):
-            raise HTTPException(429, "too many failed logins: try again later")
+            raise Throttled("too many failed logins: try again later")
         if self.by_account.blocked(name) and not known:
-            raise HTTPException(429, "too many failed logins for this account: try again later")
+            raise Throttled("too many failed logins for this account: try again later")
         account = self.accounts.check(name, password)
         if account is None:
             self.by_name.fail(pair)
@@ -217,24 +221,26 @@ class Door:
 
     async def who(self, request: Request, *, changes: bool = False) -> tuple[Account, str] | None:
         """The account of the request's cookie and the cookie's token, or None without a
-        cookie; 401 for an unknown or expired one; 403 when ``changes`` (a state-changing
-        request) and the CSRF header is missing or wrong."""
+        cookie; :class:`Unauthenticated` for an unknown or expired one; :class:`Forbidden`
+        when ``changes`` (a state-changing request) and the CSRF header is missing or
+        wrong."""
         token = request.cookies.get(COOKIE)
         if not token:
             return None
         account = await asyncio.to_thread(self.accounts.session, token)
         if account is None:
-            raise HTTPException(401, "the session has expired or was closed: log in again")
+            raise Unauthenticated("the session has expired or was closed: log in again")
         if changes:
             sent = request.headers.get(CSRF_HEADER, "")
             if not secrets.compare_digest(sent.encode(), csrf_of(token).encode()):
-                raise HTTPException(403, f"a request that changes anything needs {CSRF_HEADER}")
+                raise Forbidden(f"a request that changes anything needs {CSRF_HEADER}")
         return account, token
 
     async def need(self, request: Request, *, changes: bool = False) -> tuple[Account, str]:
+        """As :meth:`who`, and :class:`Unauthenticated` without a cookie."""
         found = await self.who(request, changes=changes)
         if found is None:
-            raise HTTPException(401, "log in first")
+            raise Unauthenticated("log in first")
         return found
 
     async def revoke(self, name: str) -> None:
@@ -297,7 +303,7 @@ def add_routes(
 
     def built_in() -> None:
         if operator:
-            raise HTTPException(403, "the operator keeps the players' accounts and money")
+            raise Forbidden("the operator keeps the players' accounts and money")
 
     @app.post("/api/accounts", status_code=201)
     async def register(body: Registration, request: Request) -> dict[str, Any]:
@@ -306,7 +312,7 @@ def add_routes(
         addr = request.client.host if request.client is not None else "?"
         if await asyncio.to_thread(d.registering.blocked, addr):
             log.warning("registrations from %s throttled", addr)
-            raise HTTPException(429, "too many new accounts from this address: try again later")
+            raise Throttled("too many new accounts from this address: try again later")
         await asyncio.to_thread(d.registering.fail, addr)  # (each counts: each makes a hash)
         loop = asyncio.get_running_loop()
         try:
@@ -314,9 +320,9 @@ def add_routes(
                 d.making, d.accounts.create, body.name, body.password, Role.PLAYER
             )
         except AccountError as exc:
-            raise HTTPException(409, str(exc)) from None
+            raise Conflict(str(exc)) from None
         except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise Invalid(str(exc)) from None
         if welcome > 0:
             ref = f"welcome:{account.name}"
             await asyncio.to_thread(
@@ -378,7 +384,7 @@ def add_routes(
                 d.accounts.set_limit, account.name, kind, body.value
             )
         except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise Invalid(str(exc)) from None
         d.clocks.forget(account.name)  # read again at the next wager
         return {"kind": str(kind), "value": body.value, "effective_at": effective}
 
@@ -393,7 +399,7 @@ def add_routes(
                 d.accounts.pause, account.name, Pause(body.kind), body.days
             )
         except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise Invalid(str(exc)) from None
         d.revoked_here(account.name)  # (the pause ended its sessions in its transaction)
         response.delete_cookie(COOKIE, path="/")
         return {"kind": body.kind, "until": until}
@@ -407,11 +413,11 @@ def add_routes(
         d = door()
         account, _ = await d.need(request, changes=True)
         if await d.run(d.accounts.check, account.name, body.old) is None:
-            raise HTTPException(403, "the old password is wrong")
+            raise Forbidden("the old password is wrong")
         try:
             await d.run(d.accounts.set_password, account.name, body.new, account.name)
         except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise Invalid(str(exc)) from None
         d.revoked_here(account.name)
         response.delete_cookie(COOKIE, path="/")
         return {"name": account.name, "password": "changed", "logged_out": True}
@@ -424,7 +430,7 @@ def add_routes(
         d = door()
         boss, _ = await d.need(request, changes=True)
         if boss.role is not Role.PITBOSS:
-            raise HTTPException(403, "only a pit boss changes accounts")
+            raise Forbidden("only a pit boss changes accounts")
         people = d.accounts
         try:
             if body.action == "disable":
@@ -433,16 +439,16 @@ def add_routes(
                 await asyncio.to_thread(people.enable, name, boss.name)
             elif body.action == "role":
                 if body.role is None:
-                    raise HTTPException(422, "give the new role")
+                    raise Invalid("give the new role")
                 await asyncio.to_thread(people.set_role, name, Role(body.role), boss.name)
             else:
                 if body.password is None:
-                    raise HTTPException(422, "give the new password")
+                    raise Invalid("give the new password")
                 await d.run(people.set_password, name, body.password, boss.name)
         except AccountError as exc:
-            raise HTTPException(404 if "no account" in str(exc) else 409, str(exc)) from None
+            raise (NotFound if "no account" in str(exc) else Conflict)(str(exc)) from None
         except InputError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise Invalid(str(exc)) from None
         d.revoked_here(name)
         return {"name": name, "done": body.action, "by": boss.name}
 
@@ -452,14 +458,14 @@ def add_routes(
         d = door()
         staff, _ = await d.need(request, changes=True)
         if staff.role is not Role.CASHIER:
-            raise HTTPException(403, "only a cashier records deposits and withdrawals")
+            raise Forbidden("only a cashier records deposits and withdrawals")
         kind = Movement(body.kind)
         try:
             after = await asyncio.to_thread(
                 d.accounts.cashier, body.account, kind, body.amount, body.reference, staff.name
             )
         except InputError as exc:  # no such account, too little, a limit the player set
-            raise HTTPException(409, str(exc)) from None
+            raise Conflict(str(exc)) from None
         d.wallets[body.account] = after
         return {"account": body.account, "kind": str(kind), "balance": after}
 

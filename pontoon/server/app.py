@@ -22,12 +22,12 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -42,8 +42,21 @@ from pontoon.store.signing import RecordKeys
 
 from .accounts import COOKIE, Door
 from .accounts import add_routes as account_routes
+from .errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    Refused,
+    RequestError,
+    Throttled,
+    Unauthenticated,
+    error_reply,
+    status_of,
+)
 from .forward import Forward
-from .hub import MOVING, UNKNOWN, Hub, error_reply
+from .hub import MOVING, UNKNOWN, Hub
 from .limits import Limits
 from .operator import OperatorConfig, OperatorWallet, add_launch
 from .outbox import Outbox
@@ -51,7 +64,7 @@ from .pit import Where
 from .pit import add_routes as pit_routes
 from .privacy import masked, own
 from .protocol import JoinRequest, LeaveRequest
-from .table import HIDDEN, Refused, Session, Table, TableConfig, public_rules
+from .table import HIDDEN, Session, Table, TableConfig, public_rules
 from .tenure import CLOSE_MOVED, Leasing
 from .train import add_routes as train_routes
 from .web import Headers, Hosts, same_origin
@@ -93,6 +106,46 @@ async def _expire_sessions(hub: Hub) -> None:
                 await hub.expire(t)
             except Exception:  # not CancelledError: the server stopping ends the task
                 log.exception("session expiry at table %s failed; tried again later", t.name)
+
+
+# ---------------------------------------------------------------- errors, at the edge
+async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+    """422 with where and why, not the input: what a client sent need not come back, and
+    a lone surrogate in it (a JSON string may hold one) could not be encoded (a 500)."""
+    keep = ("loc", "msg", "type")
+    detail = [{k: e.get(k) for k in keep} for e in exc.errors()]
+    text = json.dumps({"detail": detail}, default=str)  # ASCII: surrogates escaped
+    return Response(text, status_code=422, media_type="application/json")
+
+
+async def _refused(request: Request, exc: Refused) -> Response:
+    """A refusal met by a request: 400, with the error reply a socket would be sent."""
+    return JSONResponse(error_reply(exc), status_code=400)
+
+
+async def _request_error(request: Request, exc: RequestError) -> Response:
+    """A request the server does not do: the status of its kind (:data:`HTTP_STATUS`), the
+    body ``{"detail": text}``, and ``Retry-After`` when it says when to ask again."""
+    after = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+    return JSONResponse({"detail": str(exc)}, status_code=status_of(exc), headers=after)
+
+
+ANSWERS: dict[int | type[Exception], Callable[[Request, Any], Coroutine[Any, Any, Response]]] = {
+    RequestValidationError: _invalid,
+    Refused: _refused,
+    RequestError: _request_error,
+}
+"""The exception handlers :func:`create_app` registers: each error raised by the domain
+(:mod:`pontoon.server.errors`) turned into its HTTP answer here, and only here."""
+
+
+_LEAVE_REFUSED: dict[str, type[RequestError]] = {
+    "auth": Unauthenticated,
+    "role": Forbidden,
+    "illegal": Conflict,
+    "throttled": Throttled,
+}
+"""A refused leave's answer, by the refusal's code (400 for any other)."""
 
 
 def _address(conn: Request | WebSocket) -> str:
@@ -192,7 +245,9 @@ def create_app(
     docs: dict[str, Any] = {} if api_docs else {"docs_url": None, "redoc_url": None}
     if not api_docs:
         docs["openapi_url"] = None
-    app = _Server(title="Pontoon table server", lifespan=lifespan, **docs)
+    app = _Server(
+        title="Pontoon table server", lifespan=lifespan, exception_handlers=ANSWERS, **docs
+    )
     hosts = [h.lower() for h in allowed_hosts or ()]
 
     async def where(table: str) -> str | None:
@@ -253,10 +308,10 @@ def create_app(
         the logged-in account."""
         if key and table is None:
             if accounts:  # one identity: staff log in; a shared token opens nothing
-                raise HTTPException(401, "staff log in: the shared supervisor token opens nothing")
+                raise Unauthenticated("staff log in: the shared supervisor token opens nothing")
             if secrets.compare_digest(key.encode("utf-8", "surrogatepass"), token.encode()):
                 return "supervisor", str(Role.SUPERVISOR)
-            raise HTTPException(401, "that is not the supervisor's token")
+            raise Unauthenticated("that is not the supervisor's token")
         if key and table:
             s = await viewer(table, key, request)
             return None if s is None else (s.name, s.role)
@@ -333,10 +388,10 @@ def create_app(
         if accounts:  # the logged-in player, with the wallet
             account, _ = await door().need(request, changes=True)
             if account.role is not Role.PLAYER:
-                raise HTTPException(403, "staff work at the tables, they do not sit down")
+                raise Forbidden("staff work at the tables, they do not sit down")
             player, wallet = account.name, account.balance
         elif body is None:
-            raise HTTPException(422, 'give the player\'s name: {"name": ...}')
+            raise Invalid('give the player\'s name: {"name": ...}')
         else:
             player = body.name
         await hub().expire(t)  # an expired session frees its name
@@ -375,8 +430,7 @@ def create_app(
                 amount = await hub().leave(t, session.name)
                 t.broadcast()
         except Refused as exc:
-            status = {"auth": 401, "role": 403, "illegal": 409, "throttled": 429}.get(exc.code, 400)
-            raise HTTPException(status, str(exc)) from None
+            raise _LEAVE_REFUSED.get(exc.code, BadRequest)(str(exc)) from None
         return {"table": t.name, "player": session.name, "cashed_out": amount}
 
     async def viewer(table: str, token: str | None, request: Request) -> Session | None:
@@ -389,7 +443,7 @@ def create_app(
         except Refused as exc:
             if exc.code == "auth" and not token:
                 return None  # logged in, not at this table: a watcher
-            raise HTTPException(429 if exc.code == "throttled" else 401, str(exc)) from None
+            raise (Throttled if exc.code == "throttled" else Unauthenticated)(str(exc)) from None
 
     @app.get("/api/tables/{name}/state")
     async def table_state(name: str, request: Request, token: str | None = None) -> dict[str, Any]:
@@ -412,15 +466,15 @@ def create_app(
     @app.get("/api/rounds/{rid}")
     async def round_doc(rid: int, request: Request, token: str | None = None) -> dict[str, Any]:
         if not 0 < rid < 2**63:  # the store's ids are 64-bit integers
-            raise HTTPException(404, f"no round {rid}")
+            raise NotFound(f"no round {rid}")
         try:
             doc = await asyncio.to_thread(replay_document, hub().store, rid)
         except PontoonError as exc:
-            raise HTTPException(404, str(exc)) from None
+            raise NotFound(str(exc)) from None
         table = doc["round"]["table"]
         who = await viewer(table, token, request) if table in hub().tables else None
         if doc["round"]["status"] == "open":
-            raise HTTPException(409, "the round is still being played")
+            raise Conflict("the round is still being played")
         for e in doc["events"]:
             if e.get("kind") in HIDDEN and e.get("kind") == "burn":
                 e.pop("card", None)  # a burnt card stays face down
@@ -436,33 +490,20 @@ def create_app(
         and the check's problems. Nobody's name is in it. 409 while the round it was
         revealed in is in play (a hole card of that shoe may still be face down)."""
         if name not in hub().configs:
-            raise HTTPException(404, f"no table {name!r}")
+            raise NotFound(f"no table {name!r}")
         if not 0 < seq < 2**63:  # the store's seqs are 64-bit integers
-            raise HTTPException(404, f"table {name!r} event {seq} reveals no shoe")
+            raise NotFound(f"table {name!r} event {seq} reveals no shoe")
         try:
             doc = await asyncio.to_thread(shoe_record, hub().store, name, seq)
         except PontoonError as exc:
-            raise HTTPException(404, str(exc)) from None
+            raise NotFound(str(exc)) from None
         if doc["status"] == "open":
-            raise HTTPException(409, "revealed in the round in play: shown once it is over")
+            raise Conflict("revealed in the round in play: shown once it is over")
         return doc
 
     @app.get("/api/tables/{name}/chart")
     async def chart(name: str) -> dict[str, Any]:
         return await hub().charts.get(hub().table(name).rules)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Any, exc: RequestValidationError) -> Response:
-        """422 with where and why, not the input: what a client sent need not come back, and
-        a lone surrogate in it (a JSON string may hold one) could not be encoded (a 500)."""
-        keep = ("loc", "msg", "type")
-        detail = [{k: e.get(k) for k in keep} for e in exc.errors()]
-        text = json.dumps({"detail": detail}, default=str)  # ASCII: surrogates escaped
-        return Response(text, status_code=422, media_type="application/json")
-
-    @app.exception_handler(Refused)
-    async def refused(request: Any, exc: Refused) -> JSONResponse:
-        return JSONResponse(error_reply(exc), status_code=400)
 
     async def _account_socket(websocket: WebSocket, table: str) -> Session:
         """The session of the socket's logged-in account (its cookie): the page's own

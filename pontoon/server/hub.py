@@ -13,8 +13,6 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from fastapi import HTTPException
-
 from pontoon.errors import PontoonError
 from pontoon.store.accounts import STAFF, Account, Accounts
 from pontoon.store.db import NameTakenError, Store, WalletError, token_digest
@@ -24,10 +22,11 @@ from pontoon.store.table_settings import settings
 
 from .accounts import Door
 from .charts import Charts
+from .errors import BadMessage, Conflict, NotFound, Refused, Throttled, TryLater, error_reply
 from .limits import Bucket, Limits
 from .operator import Declined, OperatorConfig, OperatorWallet, Unavailable
-from .protocol import Act, BadMessage, Bet, Deal, Leave, Message, Procedure, Reality, parse
-from .table import Client, Needs, Paid, Refused, Session, Table, TableConfig, with_limits
+from .protocol import Act, Bet, Deal, Leave, Message, Procedure, Reality, parse
+from .table import Client, Needs, Paid, Session, Table, TableConfig, with_limits
 from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .throttles import SharedThrottle
 from .timing import Timings
@@ -204,38 +203,40 @@ class Hub:
         return self._restored(table, account.name, found[0], found[1])
 
     def table(self, name: str) -> Table:
+        """The table ``name`` this process serves: :class:`TryLater` when no process holds
+        it at this moment, :class:`NotFound` when there is no such table."""
         t = self.tables.get(name)
         if t is None and name in self.configs:  # held by no process at this moment
-            raise HTTPException(503, MOVING.format(name))
+            raise TryLater(MOVING.format(name))
         if t is None:
-            raise HTTPException(404, f"no table {name!r}")
+            raise NotFound(f"no table {name!r}")
         return t
 
     async def join(self, table: Table, name: str, addr: str | None = None) -> Session:
-        """A new session at ``table`` for ``name`` made from ``addr`` (its lock held). 409
-        when a session has the name (one made before a restart counts, it is in the store)
-        or one too like it (:func:`pontoon.store.roles.look`), or the table has its
-        ``players_per_table``; 429 when ``addr`` has ``joins_per_address`` sessions open
-        there."""
+        """A new session at ``table`` for ``name`` made from ``addr`` (its lock held).
+        :class:`Conflict` when a session has the name (one made before a restart counts, it
+        is in the store) or one too like it (:func:`pontoon.store.roles.look`), or the table
+        has its ``players_per_table``; :class:`Throttled` when ``addr`` has
+        ``joins_per_address`` sessions open there."""
         taken = f"{name!r} is already at table {table.name!r}"
         if any(s.name == name and s.table == table.name for s in self.sessions.values()):
-            raise HTTPException(409, taken)
+            raise Conflict(taken)
         like = [n for n in table.names if n != name and look(n) == look(name)]
         if like:
-            raise HTTPException(409, f"{name!r} is too like {like[0]!r}, at table {table.name!r}")
+            raise Conflict(f"{name!r} is too like {like[0]!r}, at table {table.name!r}")
         limits = self.limits
         if len(table.names) >= limits.players_per_table:
             msg = f"table {table.name!r} is full: {limits.players_per_table} players"
-            raise HTTPException(409, msg)
+            raise Conflict(msg)
         mine = [s for s in self.sessions.values() if s.table == table.name and s.address == addr]
         if addr is not None and len(mine) >= limits.joins_per_address:
             msg = f"at most {limits.joins_per_address} players from one address at a table"
-            raise HTTPException(429, msg)
+            raise Throttled(msg)
         token = secrets.token_urlsafe(24)
         try:
             await table.join(name, token)
         except NameTakenError:
-            raise HTTPException(409, taken) from None
+            raise Conflict(taken) from None
         digest = token_digest(token)
         s = Session(token, name, "player", table.name, digest=digest, address=addr)
         self.sessions[digest] = s
@@ -367,6 +368,8 @@ class Hub:
             await self._known(client.session.name, msg.amount or 0)
         try:
             return await table.paying(lambda paid: self._locked(table, client, msg, paid))
+        except Refused:
+            raise
         except WalletError as exc:  # from the operator's wallet: nothing was recorded
             raise Refused(f"not recorded: {exc}", code=getattr(exc, "code", "funds")) from None
         except PontoonError as exc:  # the store refused the debit's row: nothing was sent
@@ -432,6 +435,8 @@ class Hub:
                 table.act(session, msg)
             elif isinstance(msg, Procedure):
                 table.procedure(session, msg)
+        except Refused:
+            raise
         except PontoonError as exc:
             table.reload()  # an unexpected engine error: the store is the truth
             raise Refused(f"{exc}", code="error") from None
@@ -468,15 +473,3 @@ def _remember(session: Session, mid: str | None, reply: dict[str, Any]) -> None:
         session.seen[mid] = reply
         while len(session.seen) > SEEN:
             session.seen.popitem(last=False)
-
-
-def error_reply(exc: Exception, ref: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "error", "error": str(exc), "ref": ref}
-    if isinstance(exc, Refused):
-        out["code"] = exc.code
-        if exc.rule:
-            out["rule"] = exc.rule
-        out |= exc.facts
-    else:
-        out["code"] = "invalid"
-    return out

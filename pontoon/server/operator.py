@@ -51,16 +51,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse
 from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from pontoon.errors import PontoonError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import Store, StoreError, WalletError
 from pontoon.store.schema import operator_calls
 
 from .accounts import COOKIE, Door
+from .errors import Forbidden, TryLater, Unauthenticated
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +100,16 @@ class OperatorConfig:
         return float(min(self.retry_first * 2.0 ** min(max(tries, 1) - 1, 40), self.retry_most))
 
 
-class Declined(Exception):
+class Declined(PontoonError):
     """The operator said no (a 4xx): final for a debit; for a rollback or a credit, a dispute."""
 
+    code = "declined"
 
-class Unavailable(Exception):
+
+class Unavailable(PontoonError):
     """No answer from the operator after every try."""
+
+    code = "unanswered"
 
 
 class Unanswered(WalletError):
@@ -399,16 +405,16 @@ def add_launch(
             claims = check_launch(token, config)
         except Declined as exc:
             log.warning("launch token refused from %s: %s", _peer(request), exc)
-            raise HTTPException(401, str(exc)) from None
+            raise Unauthenticated(str(exc)) from None
         name = str(claims["sub"])
         try:
             account = await asyncio.to_thread(d.accounts.launched, name)
         except InputError as exc:
-            raise HTTPException(403, str(exc)) from None
+            raise Forbidden(str(exc)) from None
         until = await asyncio.to_thread(d.accounts.paused_until, name)
         if until is not None:  # a time-out or self-exclusion: no session, no play
             log.info("launch of %s refused: play paused until %s", name, until)
-            raise HTTPException(403, f"{name} has paused play until {until[:16]} UTC")
+            raise Forbidden(f"{name} has paused play until {until[:16]} UTC")
 
         def used() -> None:
             with d.accounts.store.write() as conn:
@@ -418,11 +424,11 @@ def add_launch(
         try:
             await asyncio.to_thread(used)
         except IntegrityError:
-            raise HTTPException(401, "launch token refused: it was used already") from None
+            raise Unauthenticated("launch token refused: it was used already") from None
         try:
             await w.balance(account.name)
         except (Declined, Unavailable) as exc:
-            raise HTTPException(503, f"the operator's wallet: {exc}") from None
+            raise TryLater(f"the operator's wallet: {exc}") from None
         session = await asyncio.to_thread(d.accounts.open_session, name, d.session_seconds)
         where = f"/?table={table}" if table.replace("-", "").isalnum() else "/"
         out = RedirectResponse(where, status_code=303)

@@ -32,7 +32,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, Field
 
@@ -40,9 +40,10 @@ from pontoon.errors import PontoonError
 from pontoon.store.db import Store
 from pontoon.store.roles import Role
 
+from .errors import BadRequest, Conflict, Forbidden, NotFound, Refused, TryLater, Unauthenticated
 from .forward import passed_on, peer_auth
 from .privacy import masked_recall
-from .table import Refused, Table
+from .table import Table
 
 log = logging.getLogger("pontoon.server")
 
@@ -89,21 +90,19 @@ def add_routes(
     ) -> tuple[str, str]:
         found = await who(request, table, token, changes)
         if found is None:
-            raise HTTPException(401, "log in (or give your table and token) first")
+            raise Unauthenticated("log in (or give your table and token) first")
         return found
 
     async def oversight(request: Request, table: str | None, token: str | None) -> None:
         _, role = await need(request, table, token)
         if role not in OVERSIGHT:
-            raise HTTPException(
-                403, "the reports and any round's recall are for a supervisor or a pit boss"
-            )
+            raise Forbidden("the reports and any round's recall are for a supervisor or a pit boss")
 
     async def read(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         try:
             return await asyncio.to_thread(fn, *args, **kw)
         except PontoonError as exc:
-            raise HTTPException(400, str(exc)) from None
+            raise BadRequest(str(exc)) from None
 
     @app.get("/recall")
     async def recall_page() -> FileResponse:
@@ -121,7 +120,7 @@ def add_routes(
 
         name, role = await need(request, table, token)
         if role != str(Role.PLAYER):
-            raise HTTPException(400, "recall of one's own rounds is a player's; staff ask by id")
+            raise BadRequest("recall of one's own rounds is a player's; staff ask by id")
         doc = await read(recall, store(), name, max(1, min(last, 10)), empty=True)
         return masked_recall(doc, name)
 
@@ -133,7 +132,7 @@ def add_routes(
 
         await oversight(request, table, token)
         if not 0 < rid < 2**63 or await asyncio.to_thread(store().round_row, rid) is None:
-            raise HTTPException(404, f"no round {rid} in the store")
+            raise NotFound(f"no round {rid} in the store")
         doc = await read(recalled, store(), rid)
         return {"recall": True, "mark": MARK, "rounds": [doc]}
 
@@ -262,25 +261,25 @@ def add_routes(
 
         account, role = await need(request, None, token, changes=True)
         if role not in (str(Role.PITBOSS), str(Role.SUPERVISOR) if token else ""):
-            raise HTTPException(403, "the pit boss opens and closes tables and sets limits")
+            raise Forbidden("the pit boss opens and closes tables and sets limits")
         t = tables().get(name)
         if t is None:
-            raise HTTPException(404, f"no table {name!r}")
+            raise NotFound(f"no table {name!r}")
         if not await asyncio.to_thread(staff_account, account):
-            raise HTTPException(  # (demo mode: the shared supervisor token has no account)
-                403, "a setting is recorded under the pit boss's account: serve with --accounts"
+            raise Forbidden(  # (demo mode: the shared supervisor token has no account)
+                "a setting is recorded under the pit boss's account: serve with --accounts"
             )
         actions = []
         async with t.lock:
             if body.table_min is not None or body.table_max is not None:
                 if t.round is not None and not t.round.over:  # its wagers met the old limits
-                    raise HTTPException(409, "limits change between rounds: a round is in play")
+                    raise Conflict("limits change between rounds: a round is in play")
                 low = body.table_min or t.rules.table_min
                 high = body.table_max or t.rules.table_max
                 try:
                     t.set_limits(low, high)
                 except Refused as exc:
-                    raise HTTPException(409, str(exc)) from None
+                    raise Conflict(str(exc)) from None
                 actions.append(f"limits {low} {high}")
             if body.open is not None:
                 t.closed = not body.open
@@ -292,7 +291,7 @@ def add_routes(
                 try:
                     await t.reveal_shoe()
                 except PontoonError as exc:
-                    raise HTTPException(503, f"closed; the shoe not yet revealed: {exc}") from None
+                    raise TryLater(f"closed; the shoe not yet revealed: {exc}") from None
             t.bump()
             t.broadcast()
         return listed(t)

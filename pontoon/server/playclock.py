@@ -18,7 +18,7 @@ from pontoon.store.accounts import Accounts
 from pontoon.store.play_limits import Limit
 from pontoon.store.session import recorded_at
 
-from .table import Refused
+from .errors import Refused
 
 
 @dataclass(slots=True)

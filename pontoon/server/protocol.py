@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from pontoon.store.roles import passes_for_the_house
 
+from .errors import BadMessage
+
 MAX_MESSAGE = 4096  # bytes: larger messages are refused unread
 ID = Annotated[str, Field(min_length=1, max_length=64)]
 Box = Annotated[int, Field(ge=1, le=7)]
@@ -92,10 +94,6 @@ def encode(data: Any) -> str:
         return json.dumps(data, separators=(",", ":"))
 
 
-class BadMessage(Exception):
-    """A message that is not valid; the text says why."""
-
-
 def size(text: str | bytes) -> int:
     """The size of a message in bytes (a text frame is sent as UTF-8)."""
     if isinstance(text, bytes) or len(text) * 4 <= MAX_MESSAGE:
@@ -104,6 +102,8 @@ def size(text: str | bytes) -> int:
 
 
 def parse(text: str | bytes) -> Message:
+    """The message ``text`` holds; :class:`~pontoon.server.errors.BadMessage` when it is not
+    one."""
     if size(text) > MAX_MESSAGE:
         raise BadMessage(f"message too large: at most {MAX_MESSAGE} bytes")
     try:

@@ -49,6 +49,7 @@ from pontoon.store.show import event_text
 from pontoon.vocab import INSURANCE_ACTIONS, Action, Phase, Role, TurnKind, action_of
 from pontoon.vocab import Procedure as Kind
 
+from .errors import Refused
 from .limits import Bucket
 from .protocol import Act, Bet, Procedure, encode
 
@@ -178,7 +179,8 @@ class Needs(Exception):
     """A write needs money from the operator's wallet that no debit has paid for yet:
     ``wants``, (player, amount) each. Raised by :meth:`Table.commit` before anything is
     written; the caller rewinds what it applied, and :meth:`Table.paying` asks the wallet
-    with the table's lock let go."""
+    with the table's lock let go. A signal, as :class:`StopIteration` is, not an error:
+    never a :class:`~pontoon.errors.PontoonError`, so that no handler of errors takes it."""
 
     def __init__(self, wants: list[tuple[str, int]]) -> None:
         super().__init__(f"the operator's wallet is asked for {wants}")
@@ -186,23 +188,6 @@ class Needs(Exception):
 
 
 PASSES = 3  # a message applied again after each debit its write then wants (the table moved on)
-
-
-class Refused(Exception):
-    """A message refused: nothing changed. ``rule`` names the rule when one applies;
-    ``facts``: what a page needs to show the refusal (added to the error message)."""
-
-    def __init__(
-        self,
-        text: str,
-        rule: str | None = None,
-        code: str = "illegal",
-        facts: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(text)
-        self.rule = rule
-        self.code = code
-        self.facts = facts or {}
 
 
 def card_list(cards: list[Any]) -> list[str]:

@@ -39,21 +39,21 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from pontoon.analysis.chart import Chart
-from pontoon.errors import InputError
+from pontoon.errors import InputError, PontoonError
 from pontoon.rules import PRESETS, load_rules
 from pontoon.store.db import Store
 from pontoon.train import MODES
 from pontoon.train.records import rows_of, schedule_of, session_stamp
 from pontoon.train.strategy import Drill, Question
 
+from .errors import Forbidden, NotFound, Refused, RequestError, Throttled, TryLater
 from .limits import Bucket
-from .table import Refused
 
 if TYPE_CHECKING:
     from .accounts import Door
@@ -253,18 +253,18 @@ def _worker_pid() -> int:
 # ---------------------------------------------------------------- in the server
 
 
-class Gone(Exception):
+class Gone(PontoonError):
     """The worker ended (killed, or out of memory): the drills it held are lost."""
 
 
-class Slow(Exception):
+class Slow(PontoonError):
     """A step waited longer than :attr:`Pace.step_seconds` (in the queue and in the worker):
     given up, so that no request waits on the trainer for long (a server stopping waits for
     its requests); its drill is let go (the worker may have stepped it meanwhile)."""
 
 
-def _busy(text: str) -> HTTPException:
-    return HTTPException(503, text, headers={"Retry-After": "5"})
+def _busy(text: str) -> TryLater:
+    return TryLater(text, retry_after=5)
 
 
 class Worker:
@@ -374,23 +374,19 @@ class Drills:
             return None
         a = self._account(owner)
         if a.busy:
-            raise HTTPException(429, "one step at a time: wait for the answer to your last")
+            raise Throttled("one step at a time: wait for the answer to your last")
         wait = (a.starts if bucket == "starts" else a.answers).take()
         if wait > 0:
             what = "drills started" if bucket == "starts" else "answers"
-            raise HTTPException(
-                429,
-                f"too many {what}: try again in {math.ceil(wait)} s",
-                headers={"Retry-After": str(math.ceil(wait))},
+            raise Throttled(
+                f"too many {what}: try again in {math.ceil(wait)} s", retry_after=math.ceil(wait)
             )
         return a
 
     async def _work(self, a: _Account | None, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn`` in the worker (503 when too many steps wait for it already)."""
         if self.waiting >= self.pace.waiting:
-            raise HTTPException(
-                503, "the trainer is busy: try again in a moment", headers={"Retry-After": "1"}
-            )
+            raise TryLater("the trainer is busy: try again in a moment", retry_after=1)
         drop, self.dropped = self.dropped, []
         self.waiting += 1
         if a is not None:
@@ -429,8 +425,8 @@ class Drills:
         learner = (body.learner or "").strip()
         if owner is not None:
             if learner and learner != owner:
-                raise HTTPException(
-                    403, f"a drill is kept under your own account ({owner}): leave out learner"
+                raise Forbidden(
+                    f"a drill is kept under your own account ({owner}): leave out learner"
                 )
             learner = owner
         a = self._paced(owner, "starts")
@@ -450,7 +446,7 @@ class Drills:
                 a, _begin, key, body.rules, body.mode, body.seed, body.hands, past
             )
         except Gone:
-            raise HTTPException(503, "the trainer was restarted: start again") from None
+            raise TryLater("the trainer was restarted: start again") from None
         except Slow:
             self._drop(key)
             raise _busy("the trainer is too busy to start a drill now: try again later") from None
@@ -459,9 +455,9 @@ class Drills:
             raise
         return self._reply(key, run, step)
 
-    def _gone(self, owner: str | None, text: str) -> Exception:
+    def _gone(self, owner: str | None, text: str) -> NotFound | Refused:
         if owner is not None:  # (another's drill is not told apart from none)
-            return HTTPException(404, text)
+            return NotFound(text)
         return Refused(text, code="auth")
 
     async def answer(
@@ -486,7 +482,7 @@ class Drills:
                 self._drop(key)
                 text = "the trainer is too busy: this drill was let go, start another later"
                 raise _busy(text) from None
-            except HTTPException:
+            except RequestError:
                 raise
             except Exception:  # (a fault of the drill's: let go here too)
                 self._drop(key)
