@@ -1,6 +1,6 @@
 """The server's tables and sessions (:class:`Hub`): who may act at which table, and every
 message applied under the table's lock, committed, then broadcast, or refused with nothing
-changed. The HTTP and WebSocket routes that call it are :mod:`pontoon.server.app`'s.
+changed. The HTTP and WebSocket routes that call it are :mod:`pontoon.server.routes`'.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An operator's wallet behind the tables, and the operator's launch of a player (issue 18).
+"""An operator's wallet behind the tables, and the operator's launch of a player.
 
 An online operator keeps its players' money and sends them to the game with a **launch
 token**: a JWT (HS256, the secret shared with the operator) naming the player (``sub``), with
@@ -44,15 +44,12 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse
 from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -60,9 +57,6 @@ from pontoon.errors import PontoonError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import Store, StoreError, WalletError
 from pontoon.store.schema import operator_calls
-
-from .accounts import COOKIE, Door
-from .errors import Forbidden, TryLater, Unauthenticated
 
 log = logging.getLogger(__name__)
 
@@ -385,67 +379,20 @@ def _reason(r: httpx.Response) -> str:
     return f"HTTP {r.status_code}: {said}" if said else f"HTTP {r.status_code}"
 
 
-def add_launch(
-    app: FastAPI,
-    door: Callable[[], Door],
-    wallet: Callable[[], OperatorWallet],
-    config: OperatorConfig,
-) -> None:
-    """``GET /launch?token=JWT&table=T``: the operator's player comes in (``door``: a
-    :class:`~pontoon.server.accounts.Door`; ``wallet``: the :class:`OperatorWallet`)."""
+def spend_launch(store: Store, jti: str, account: str) -> bool:
+    """Record the launch token ``jti`` of ``account`` as used; False when it was used
+    already (a launch token opens one session, once)."""
     from sqlalchemy.exc import IntegrityError
 
-    from pontoon.errors import InputError
     from pontoon.store.schema import launches
 
-    @app.get("/launch")
-    async def launch(request: Request, token: str = "", table: str = "") -> RedirectResponse:
-        d, w = door(), wallet()
-        try:
-            claims = check_launch(token, config)
-        except Declined as exc:
-            log.warning("launch token refused from %s: %s", _peer(request), exc)
-            raise Unauthenticated(str(exc)) from None
-        name = str(claims["sub"])
-        try:
-            account = await asyncio.to_thread(d.accounts.launched, name)
-        except InputError as exc:
-            raise Forbidden(str(exc)) from None
-        until = await asyncio.to_thread(d.accounts.paused_until, name)
-        if until is not None:  # a time-out or self-exclusion: no session, no play
-            log.info("launch of %s refused: play paused until %s", name, until)
-            raise Forbidden(f"{name} has paused play until {until[:16]} UTC")
-
-        def used() -> None:
-            with d.accounts.store.write() as conn:
-                row = {"jti": str(claims["jti"])[:100], "account": name, "at": chain.now()}
-                conn.execute(insert(launches).values(row))
-
-        try:
-            await asyncio.to_thread(used)
-        except IntegrityError:
-            raise Unauthenticated("launch token refused: it was used already") from None
-        try:
-            await w.balance(account.name)
-        except (Declined, Unavailable) as exc:
-            raise TryLater(f"the operator's wallet: {exc}") from None
-        session = await asyncio.to_thread(d.accounts.open_session, name, d.session_seconds)
-        where = f"/?table={table}" if table.replace("-", "").isalnum() else "/"
-        out = RedirectResponse(where, status_code=303)
-        out.set_cookie(
-            COOKIE,
-            session,
-            max_age=max(1, int(d.session_seconds)),
-            httponly=True,
-            samesite="strict",  # the page's own requests carry it, no other site's
-            secure=request.url.scheme == "https",
-            path="/",
-        )
-        return out
-
-
-def _peer(request: Request) -> str:
-    return request.client.host if request.client is not None else "?"
+    try:
+        with store.write() as conn:
+            row = {"jti": jti[:100], "account": account, "at": chain.now()}
+            conn.execute(insert(launches).values(row))
+    except IntegrityError:
+        return False
+    return True
 
 
 def check_launch(token: str, config: OperatorConfig) -> dict[str, Any]:
@@ -475,4 +422,5 @@ __all__ = [
     "Unanswered",
     "Unavailable",
     "check_launch",
+    "spend_launch",
 ]

@@ -1,4 +1,5 @@
-"""Game recall and the pit boss's report on the table server.
+"""The pit: game recall, the pit boss's report, and the tables as the pit boss sees them
+(their routes: :mod:`pontoon.server.routes.pit`).
 
 ``/recall`` shows a player's last ten rounds (``GET /api/recall``: the logged-in account's,
 or in demo mode the player of ``table`` and ``token``), and a supervisor's or pit boss's any
@@ -29,27 +30,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse, Response
+from fastapi import Request
 from pydantic import BaseModel, Field
 
-from pontoon.errors import PontoonError
 from pontoon.store.db import Store
 from pontoon.store.roles import Role
 
-from .errors import BadRequest, Conflict, Forbidden, NotFound, Refused, TryLater, Unauthenticated
 from .forward import passed_on, peer_auth
-from .privacy import masked_recall
 from .table import Table
 
-log = logging.getLogger("pontoon.server")
+if TYPE_CHECKING:
+    from .hub import Hub
 
-Who = Callable[[Request, str | None, str | None, bool], Awaitable[tuple[str, str] | None]]
-"""(request, table, token, changes) -> (name, role) of who asks, or None; ``changes``: a
-request that changes something (its CSRF header is checked)."""
+log = logging.getLogger("pontoon.server")
 
 OVERSIGHT = frozenset({str(Role.SUPERVISOR), str(Role.PITBOSS)})
 PEER_SECONDS = 2.0  # how long the pit's list waits for another process's tables
@@ -65,259 +60,133 @@ class Where(NamedTuple):
     table_max: int
 
 
-Spread = Callable[[], Awaitable[list[Where]]]
-"""Every configured table, in order, where it is served (several processes on one store)."""
-
-
 class TableSettings(BaseModel):
     open: bool | None = None
     table_min: int | None = Field(None, ge=1, le=10**9)
     table_max: int | None = Field(None, ge=1, le=10**9)
 
 
-def add_routes(
-    app: FastAPI,
-    static: Any,
-    store: Callable[[], Store],
-    who: Who,
-    tables: Callable[[], dict[str, Table]],
-    spread: Spread | None = None,
-) -> None:
-    """``spread``: this process is one of several on the store (the pit lists every table)."""
+async def spread(hub: Hub) -> list[Where]:
+    """Every configured table, where it is served (another process's address, or None)."""
+    away = await hub.tenure.elsewhere() if hub.tenure is not None else {}
+    return [
+        Where(n, away.get(n), c.rules.table_min, c.rules.table_max) for n, c in hub.configs.items()
+    ]
 
-    async def need(
-        request: Request, table: str | None, token: str | None, changes: bool = False
-    ) -> tuple[str, str]:
-        found = await who(request, table, token, changes)
-        if found is None:
-            raise Unauthenticated("log in (or give your table and token) first")
-        return found
 
-    async def oversight(request: Request, table: str | None, token: str | None) -> None:
-        _, role = await need(request, table, token)
-        if role not in OVERSIGHT:
-            raise Forbidden("the reports and any round's recall are for a supervisor or a pit boss")
+def listed(t: Table) -> dict[str, Any]:
+    """A table this process serves, as the pit lists it."""
+    rnd = t.round
+    return {
+        "table": t.name,
+        "open": not t.closed,
+        "table_min": t.rules.table_min,
+        "table_max": t.rules.table_max,
+        "in_play": rnd is not None and not rnd.over,
+        "players": sorted(t.names),
+    }
 
-    async def read(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        try:
-            return await asyncio.to_thread(fn, *args, **kw)
-        except PontoonError as exc:
-            raise BadRequest(str(exc)) from None
 
-    @app.get("/recall")
-    async def recall_page() -> FileResponse:
-        return FileResponse(static / "recall.html")
+async def every_table(
+    request: Request, token: str | None, mine: list[dict[str, Any]], hub: Hub
+) -> list[dict[str, Any]]:
+    """Every configured table as the pit lists it, in order: this process's (``mine``), each
+    other process's as it lists them (all asked at once), and the store's word on those whose
+    owner could not be asked."""
+    here = {d["table"]: d for d in mine}
+    places = await spread(hub)
+    owners: dict[str, list[str]] = {}
+    for p in places:
+        if p.table not in here and p.address is not None:
+            owners.setdefault(p.address, []).append(p.table)
+    answers = await asyncio.gather(*(theirs(request, token, a) for a in owners))
+    found = dict(zip(owners, answers, strict=True))
+    out, missing = [], {}
+    for p in places:
+        answer = found.get(p.address or "", "no process serves it at this moment")
+        if p.table in here:
+            out.append(here[p.table])
+        elif isinstance(answer, dict) and p.table in answer:
+            out.append(answer[p.table])
+        else:
+            why = answer if isinstance(answer, str) else f"its server at {p.address} let it go"
+            missing[p.table] = len(out)
+            out.append(unreachable(p, why))
+    if missing:
+        await asyncio.to_thread(stored, hub.store, out, missing)
+    return out
 
-    @app.get("/pit")
-    async def pit_page() -> FileResponse:
-        return FileResponse(static / "pit.html")
 
-    @app.get("/api/recall")
-    async def my_recall(
-        request: Request, table: str | None = None, token: str | None = None, last: int = 10
-    ) -> dict[str, Any]:
-        from pontoon.audit.recall import recall
+async def theirs(request: Request, token: str | None, address: str) -> dict[str, Any] | str:
+    """The tables the process at ``address`` serves, as its pit lists them (by name), asked
+    with the request's credentials; or why they could not be had."""
+    import httpx
 
-        name, role = await need(request, table, token)
-        if role != str(Role.PLAYER):
-            raise BadRequest("recall of one's own rounds is a player's; staff ask by id")
-        doc = await read(recall, store(), name, max(1, min(last, 10)), empty=True)
-        return masked_recall(doc, name)
-
-    @app.get("/api/recall/{rid}")
-    async def any_recall(
-        rid: int, request: Request, table: str | None = None, token: str | None = None
-    ) -> dict[str, Any]:
-        from pontoon.audit.recall import MARK, recalled
-
-        await oversight(request, table, token)
-        if not 0 < rid < 2**63 or await asyncio.to_thread(store().round_row, rid) is None:
-            raise NotFound(f"no round {rid} in the store")
-        doc = await read(recalled, store(), rid)
-        return {"recall": True, "mark": MARK, "rounds": [doc]}
-
-    async def report(request: Request, series: bool) -> dict[str, Any]:
-        from pontoon.audit.report import table_report
-
-        q = request.query_params
-        await oversight(request, None, q.get("token"))  # ("table" filters the report)
-        return dict(
-            await read(
-                table_report,
-                store(),
-                table=q.get("table") or None,
-                since=q.get("from") or None,
-                until=q.get("to") or None,
-                period=q.get("period") or "day",
-                series=series,
+    params = {"local": "1"} | ({"token": token} if token else {})
+    try:
+        auth = peer_auth(request.scope)  # (a hop to another process: its proof)
+        async with httpx.AsyncClient(timeout=PEER_SECONDS, auth=auth) as http:
+            r = await http.get(
+                f"http://{address}/api/pit/tables",
+                params=params,
+                headers=passed_on(request.scope, host=True),
             )
-        )
+    except httpx.HTTPError as exc:
+        log.warning("the pit's list: the server at %s did not answer: %r", address, exc)
+        return f"its server at {address} did not answer"
+    if r.status_code != 200:
+        return f"its server at {address} answered {r.status_code}"
+    try:
+        return {d["table"]: d for d in r.json()}
+    except (ValueError, TypeError, KeyError):
+        return f"its server at {address} answered with no list of tables"
 
-    def listed(t: Table) -> dict[str, Any]:
-        rnd = t.round
-        return {
-            "table": t.name,
-            "open": not t.closed,
-            "table_min": t.rules.table_min,
-            "table_max": t.rules.table_max,
-            "in_play": rnd is not None and not rnd.over,
-            "players": sorted(t.names),
-        }
 
-    @app.get("/api/pit/tables")
-    async def pit_tables(
-        request: Request, token: str | None = None, local: bool = False
-    ) -> list[dict[str, Any]]:
-        await oversight(request, None, token)
-        mine = [listed(t) for t in tables().values()]
-        if local or spread is None:  # (local: another process of the store asks)
-            return mine
-        here = {d["table"]: d for d in mine}
-        places = await spread()
-        owners: dict[str, list[str]] = {}
-        for p in places:
-            if p.table not in here and p.address is not None:
-                owners.setdefault(p.address, []).append(p.table)
-        answers = await asyncio.gather(*(theirs(request, token, a) for a in owners))
-        found = dict(zip(owners, answers, strict=True))
-        out, missing = [], {}
-        for p in places:
-            answer = found.get(p.address or "", "no process serves it at this moment")
-            if p.table in here:
-                out.append(here[p.table])
-            elif isinstance(answer, dict) and p.table in answer:
-                out.append(answer[p.table])
-            else:
-                why = answer if isinstance(answer, str) else f"its server at {p.address} let it go"
-                missing[p.table] = len(out)
-                out.append(unreachable(p, why))
-        if missing:
-            await asyncio.to_thread(stored, out, missing)
-        return out
+def staff_account(store: Store, name: str) -> bool:
+    """Whether ``name`` is an account of the store (a setting is recorded under it)."""
+    from pontoon.store.accounts import Accounts
 
-    async def theirs(request: Request, token: str | None, address: str) -> dict[str, Any] | str:
-        """The tables the process at ``address`` serves, as its pit lists them (by name), asked
-        with the request's credentials; or why they could not be had."""
-        import httpx
+    return Accounts(store).get(name) is not None
 
-        params = {"local": "1"} | ({"token": token} if token else {})
+
+def unreachable(p: Where, why: str) -> dict[str, Any]:
+    """A table whose owner could not be asked, as the pit lists it."""
+    return {
+        "table": p.table,
+        "open": None,
+        "table_min": p.table_min,
+        "table_max": p.table_max,
+        "in_play": None,
+        "players": [],
+        "elsewhere": True,
+        "unreachable": True,
+        "reason": why,
+    }
+
+
+def stored(store: Store, out: list[dict[str, Any]], missing: dict[str, int]) -> None:
+    """What the store says of the tables in ``out`` whose owners could not be asked
+    (``missing``: table -> index): open or closed, the pit boss's limits."""
+    from pontoon.store.table_settings import settings
+
+    for name, i in missing.items():
         try:
-            auth = peer_auth(request.scope)  # (a hop to another process: its proof)
-            async with httpx.AsyncClient(timeout=PEER_SECONDS, auth=auth) as http:
-                r = await http.get(
-                    f"http://{address}/api/pit/tables",
-                    params=params,
-                    headers=passed_on(request.scope, host=True),
-                )
-        except httpx.HTTPError as exc:
-            log.warning("the pit's list: the server at %s did not answer: %r", address, exc)
-            return f"its server at {address} did not answer"
-        if r.status_code != 200:
-            return f"its server at {address} answered {r.status_code}"
-        try:
-            return {d["table"]: d for d in r.json()}
-        except (ValueError, TypeError, KeyError):
-            return f"its server at {address} answered with no list of tables"
-
-    def staff_account(name: str) -> bool:
-        """Whether ``name`` is an account of the store (a setting is recorded under it)."""
-        from pontoon.store.accounts import Accounts
-
-        return Accounts(store()).get(name) is not None
-
-    def unreachable(p: Where, why: str) -> dict[str, Any]:
-        return {
-            "table": p.table,
-            "open": None,
-            "table_min": p.table_min,
-            "table_max": p.table_max,
-            "in_play": None,
-            "players": [],
-            "elsewhere": True,
-            "unreachable": True,
-            "reason": why,
-        }
-
-    def stored(out: list[dict[str, Any]], missing: dict[str, int]) -> None:
-        """What the store says of the tables in ``out`` whose owners could not be asked
-        (``missing``: table -> index): open or closed, the pit boss's limits."""
-        from pontoon.store.table_settings import settings
-
-        for name, i in missing.items():
-            try:
-                found = settings(store(), name)
-            except Exception as exc:  # the store away: listed all the same, open unknown
-                log.warning("the pit's list: the settings of %s could not be read: %s", name, exc)
-                continue
-            out[i]["open"] = not found.closed
-            if found.limits is not None:
-                out[i]["table_min"], out[i]["table_max"] = found.limits
-
-    @app.post("/api/pit/tables/{name}")
-    async def pit_table(
-        name: str, body: TableSettings, request: Request, token: str | None = None
-    ) -> dict[str, Any]:
-        from pontoon.store.table_settings import record
-
-        account, role = await need(request, None, token, changes=True)
-        if role not in (str(Role.PITBOSS), str(Role.SUPERVISOR) if token else ""):
-            raise Forbidden("the pit boss opens and closes tables and sets limits")
-        t = tables().get(name)
-        if t is None:
-            raise NotFound(f"no table {name!r}")
-        if not await asyncio.to_thread(staff_account, account):
-            raise Forbidden(  # (demo mode: the shared supervisor token has no account)
-                "a setting is recorded under the pit boss's account: serve with --accounts"
-            )
-        actions = []
-        async with t.lock:
-            if body.table_min is not None or body.table_max is not None:
-                if t.round is not None and not t.round.over:  # its wagers met the old limits
-                    raise Conflict("limits change between rounds: a round is in play")
-                low = body.table_min or t.rules.table_min
-                high = body.table_max or t.rules.table_max
-                try:
-                    t.set_limits(low, high)
-                except Refused as exc:
-                    raise Conflict(str(exc)) from None
-                actions.append(f"limits {low} {high}")
-            if body.open is not None:
-                t.closed = not body.open
-                t.closed_by = None if body.open else role
-                actions.append("open" if body.open else "close")
-            for action in actions:
-                await asyncio.to_thread(record, store(), account, role, name, action)
-            if t.closed:  # its shoe revealed now, or when the round in play ends
-                try:
-                    await t.reveal_shoe()
-                except PontoonError as exc:
-                    raise TryLater(f"closed; the shoe not yet revealed: {exc}") from None
-            t.bump()
-            t.broadcast()
-        return listed(t)
-
-    @app.get("/api/pit/disputes")
-    async def pit_disputes(
-        request: Request, token: str | None = None, table: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The open disputes with the operator's wallet (every table's: the store is
-        shared), oldest first (:func:`pontoon.audit.disputes.open_disputes`)."""
-        from pontoon.audit.disputes import open_disputes
-
-        await oversight(request, None, token)
-        found: list[dict[str, Any]] = await read(open_disputes, store(), table or None)
-        return found
-
-    @app.get("/api/report")
-    async def report_doc(request: Request) -> dict[str, Any]:
-        return await report(request, False)
-
-    @app.get("/api/report.png")
-    async def report_png(request: Request) -> Response:
-        from pontoon.audit.plots import report_png
-
-        doc = await report(request, True)
-        return Response(await asyncio.to_thread(report_png, doc), media_type="image/png")
+            found = settings(store, name)
+        except Exception as exc:  # the store away: listed all the same, open unknown
+            log.warning("the pit's list: the settings of %s could not be read: %s", name, exc)
+            continue
+        out[i]["open"] = not found.closed
+        if found.limits is not None:
+            out[i]["table_min"], out[i]["table_max"] = found.limits
 
 
-__all__ = ["OVERSIGHT", "PEER_SECONDS", "Spread", "Where", "Who", "add_routes"]
+__all__ = [
+    "OVERSIGHT",
+    "PEER_SECONDS",
+    "TableSettings",
+    "Where",
+    "every_table",
+    "listed",
+    "spread",
+    "staff_account",
+]

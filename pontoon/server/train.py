@@ -37,10 +37,8 @@ from collections.abc import Callable, Generator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from fastapi import FastAPI, Request
-from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
@@ -54,9 +52,6 @@ from pontoon.train.strategy import Drill, Question
 
 from .errors import Forbidden, NotFound, Refused, RequestError, Throttled, TryLater
 from .limits import Bucket
-
-if TYPE_CHECKING:
-    from .accounts import Door
 
 MAX_DRILLS: Final = 200
 IDLE: Final = 1800.0  # seconds
@@ -504,38 +499,4 @@ class Drills:
         return pid
 
 
-def add_routes(
-    app: FastAPI,
-    static: Any,
-    store: Callable[[], Store],
-    door: Callable[[], Door] | None = None,
-) -> None:
-    """``/train``, ``POST /api/train`` and ``POST /api/train/{id}`` on ``app`` (``store``:
-    the server's round store, once it is open; ``door``: accounts mode's, who is logged in).
-    The drills are ``app.state.drills``."""
-    drills = app.state.drills = Drills(store)
-
-    async def owner(request: Request) -> str | None:
-        if door is None:
-            return None
-        account, _ = await door().need(request, changes=True)
-        return account.name
-
-    @app.get("/train")
-    async def train_page() -> FileResponse:
-        return FileResponse(static / "train.html")
-
-    @app.get("/api/train/options")
-    async def train_options() -> dict[str, Any]:
-        return {"rules": list(PRESETS), "modes": list(MODES), "accounts": door is not None}
-
-    @app.post("/api/train")
-    async def train_start(body: StartRequest, request: Request) -> dict[str, Any]:
-        return await drills.start(body, await owner(request))
-
-    @app.post("/api/train/{key}")
-    async def train_answer(key: str, body: AnswerRequest, request: Request) -> dict[str, Any]:
-        return await drills.answer(key, body, await owner(request))
-
-
-__all__ = ["PACE", "Drills", "Pace", "Worker", "add_routes"]
+__all__ = ["PACE", "Drills", "Pace", "Worker"]
