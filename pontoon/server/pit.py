@@ -11,7 +11,7 @@ is read on a worker thread; the report's theory is analysed once per rule set an
 The pit boss also opens and closes tables and sets their limits (``GET /api/pit/tables``,
 ``POST /api/pit/tables/{name}`` with ``open``, ``table_min``, ``table_max``): a closed table
 starts no new round (one in play ends) and reveals its shoe once no round is in play
-(docs/fairness.md; it shuffles anew when it opens again); new limits hold from the next round.
+(docs/operators/fairness.md; it shuffles anew when it opens again); new limits hold next round.
 Each is recorded with who set it (:mod:`pontoon.store.table_settings`) and outlives a restart.
 ``GET /api/pit/disputes`` lists the open disputes with an operator's wallet (a rollback or a
 credit it refused or never confirmed, tried again until it acknowledges it:
