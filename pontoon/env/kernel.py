@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The environment's compiled dealer: the shoe, the cards, the dealer's hand and the
 settlement of a table whose state is one row of ``W`` (:mod:`pontoon.env.layout`).
 
@@ -18,37 +17,53 @@ this file, ``settle.py``, ``steps.py`` or ``layout.py``, delete ``pontoon/env/__
 Every step is compiled without numba's reference counting (:data:`jit`): the steps
 allocate nothing and only read and write the arrays the Python caller holds for the whole
 call, and the counting's atomic increments around each helper's call were half of a vector
-step's time (docs/env.md, "Speed").
+step's time (docs/researchers/env.md, "Speed").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Final, TypeVar, cast
+
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]  # (llvmlite has no types)
 from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 from pontoon.env import layout as L
 from pontoon.sim import compiled as C
-from pontoon.sim.kernel import shuffle_places, stream_state
+from pontoon.sim.kernel import IntArray, shuffle_places, stream_state
 
 U64 = np.uint64
 
-jit = njit(cache=True, _nrt=False)  # a step: no reference counting (nothing allocated)
-jit_inline = njit(cache=True, inline="always", _nrt=False)  # a small helper of the hot path
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-@intrinsic
-def prefetch(typingctx, W, i, k):
+def njit_without_nrt(**options: Any) -> Callable[[_F], _F]:
+    """numba's ``njit(**options)`` compiling without its reference counting (``_nrt=False``,
+    an option numba's own types do not list), typed as numba types its other options: the
+    compiled function is called as the Python function it compiles. numba reads no
+    annotation (it types the arguments it is given): they change no machine code."""
+    everything: dict[str, Any] = {**options, "_nrt": False}
+    return cast(Callable[[_F], _F], njit(**everything))
+
+
+jit: Final = njit_without_nrt(cache=True)  # a step: no reference counting (nothing allocated)
+jit_inline: Final = njit_without_nrt(cache=True, inline="always")  # a hot path's helper
+
+
+def _prefetch(typingctx: Any, W: Any, i: Any, k: Any) -> tuple[Any, Callable[..., Any]]:
     """Ask the processor for the cache line of ``W[i, k]`` ahead of its use (LLVM's
     ``prefetch``, for a write): the vector env's next tables' states, which do not all stay
     in the cache."""
 
-    def codegen(context, builder, sig, args):
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         aryty = sig.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, args[1:], wraparound=False)
+        ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]  # (numba's own, untyped)
+            context, builder, aryty, ary, args[1:], wraparound=False
+        )
         i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
@@ -58,16 +73,23 @@ def prefetch(typingctx, W, i, k):
     return types.void(W, i, k), codegen
 
 
+# numba's types call an intrinsic with its typing context among the arguments; compiled code
+# calls it without (numba passes that), as typed here
+prefetch: Final = cast(Callable[[IntArray, int, int], None], intrinsic(_prefetch))
+
+
 @jit_inline
-def rule(PP, k):
+def rule(PP: IntArray, k: int) -> int:
     """A rule's switch or value, or an offset of the table's layout: ``PP[k]``, read at run
     time here. A step specialised to a table (:mod:`pontoon.env.special`) has it compiled in
-    as a constant instead, so that the code of rules not in play is left out."""
-    return PP[k]
+    as a constant instead, so that the code of rules not in play is left out.
+    (The ``no-any-return`` ignores of the steps: numpy's types give an element of an int64
+    array as Any; numba knows it is an int64.)"""
+    return PP[k]  # type: ignore[no-any-return]
 
 
 @jit
-def shuffle_shoe(W, i, PP, n):
+def shuffle_shoe(W: IntArray, i: int, PP: IntArray, n: int) -> None:
     """Fisher-Yates over the shoe's ``n`` cards on the stream of this shuffle, as the
     simulator shuffles (:func:`pontoon.sim.kernel.shuffle_places`: Lemire's unbiased draws)."""
     osh = rule(PP, L.E_OSH)
@@ -77,17 +99,17 @@ def shuffle_shoe(W, i, PP, n):
 
 
 @jit_inline
-def value(c):
+def value(c: int) -> int:
     return min(c % 13 + 1, 10)
 
 
 @jit_inline
-def best(hard, ace):
+def best(hard: int, ace: int) -> int:
     return hard + 10 if ace and hard <= 11 else hard
 
 
 @jit_inline
-def note(W, i, PP, x):
+def note(W: IntArray, i: int, PP: IntArray, x: int) -> None:
     """Add an entry to the round's log (when the table keeps one)."""
     n = W[i, L.LOGN]
     if n < rule(PP, L.E_LOGMAX):
@@ -96,14 +118,14 @@ def note(W, i, PP, x):
 
 
 @jit
-def _clear_counts(W, i, PP):
+def _clear_counts(W: IntArray, i: int, PP: IntArray) -> None:
     o = rule(PP, L.E_OCNT)
     for v in range(L.NVAL):
         W[i, o + v] = 0
 
 
 @jit
-def start_round(W, i, PP):
+def start_round(W: IntArray, i: int, PP: IntArray) -> None:
     """Shoe.start_round, then the betting (8.2): a new log, a shuffle when due."""
     W[i, L.LOGN] = 0
     W[i, L.VOID] = 0
@@ -135,7 +157,7 @@ def start_round(W, i, PP):
 
 
 @jit
-def _refill(W, i, PP):
+def _refill(W: IntArray, i: int, PP: IntArray) -> None:
     """16.7: the shoe ran out mid-round; every card not on the layout (the discard rack)
     is put in canonical order and shuffled (the codes counted in the row's scratch). With no
     such card the round is marked void (``VOID``) and the shoe stays as it was."""
@@ -177,7 +199,7 @@ def _refill(W, i, PP):
 
 
 @jit_inline
-def draw(W, i, PP, seen):
+def draw(W: IntArray, i: int, PP: IntArray, seen: bool) -> int:
     """Shoe.draw: the next card (counted among the cards seen unless face down); an ace that
     is no card when 16.7 finds none (the round is void: :func:`pontoon.env.steps.act`)."""
     if W[i, L.POS] == W[i, L.NCARDS]:
@@ -191,11 +213,11 @@ def draw(W, i, PP, seen):
         note(W, i, PP, c)
     if seen:
         W[i, rule(PP, L.E_OCNT) + value(c) - 1] += 1
-    return c
+    return c  # type: ignore[no-any-return]
 
 
 @jit_inline
-def put(W, i, PP, s, c):
+def put(W: IntArray, i: int, PP: IntArray, s: int, c: int) -> None:
     """A card to hand slot ``s``."""
     o = L.NT + s * L.NHF
     n = W[i, o + L.HN]
@@ -208,7 +230,7 @@ def put(W, i, PP, s, c):
 
 
 @jit_inline
-def to_dealer(W, i, PP, c):
+def to_dealer(W: IntArray, i: int, PP: IntArray, c: int) -> None:
     W[i, rule(PP, L.E_ODC) + W[i, L.DN]] = c
     W[i, L.DN] += 1
     v = value(c)
@@ -218,7 +240,7 @@ def to_dealer(W, i, PP, c):
 
 
 @jit_inline
-def reveal(W, i, PP):
+def reveal(W: IntArray, i: int, PP: IntArray) -> None:
     """8.5: the hole card turned over (and seen)."""
     c = W[i, L.HOLE]
     if c >= 0:
@@ -228,13 +250,13 @@ def reveal(W, i, PP):
 
 
 @jit_inline
-def won(amount, num, den):
+def won(amount: int, num: int, den: int) -> int:
     """settlement.winnings: rounded down to the minor unit."""
     return amount * num // den
 
 
 @jit
-def odds21(W, i, PP, s):
+def odds21(W: IntArray, i: int, PP: IntArray, s: int) -> tuple[int, int]:
     """settlement.win_odds of a 21 that is no pontoon on slot ``s`` (odds_tables)."""
     o = L.NT + s * L.NHF
     n = W[i, o + L.HN]
@@ -255,7 +277,7 @@ def odds21(W, i, PP, s):
 
 
 @jit_inline
-def settle_insurance(W, i, PP, natural):
+def settle_insurance(W: IntArray, i: int, PP: IntArray, natural: bool) -> None:
     for b in range(rule(PP, L.E_BOXES)):
         amt = W[i, rule(PP, L.E_OBX) + b * L.NBF + L.INSA]
         if amt > 0:
@@ -266,7 +288,7 @@ def settle_insurance(W, i, PP, natural):
 
 
 @jit_inline
-def finish(W, i, PP):
+def finish(W: IntArray, i: int, PP: IntArray) -> None:
     """8.6: the round is over (the hole card, if still down, is shown)."""
     reveal(W, i, PP)
     W[i, L.PH] = L.OVER

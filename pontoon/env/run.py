@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The environment's compiled entry points: what the player sees (the observation and the
 action mask), a fresh shoe, and the steps of one table (the single env) or of many at once
 (the vector env), each a single call from Python."""
@@ -10,10 +9,13 @@ from pontoon.env.kernel import best, jit, jit_inline, prefetch, rule, start_roun
 from pontoon.env.settle import hands_on, slot
 from pontoon.env.steps import act, action_bits
 from pontoon.sim import compiled as C
+from pontoon.sim.kernel import BoolArray, FloatArray, Int8Array, IntArray
 
 
 @jit_inline
-def see(W, i, PP, OB, CO, MK, col):
+def see(
+    W: IntArray, i: int, PP: IntArray, OB: IntArray, CO: IntArray, MK: Int8Array, col: int
+) -> None:
     """What the player sees, into column ``col``: the hand in question, the dealer's first
     card, the cards left and seen; the legal actions. Each entry is written once. Compiled
     into :func:`step_many` (a call passed its five arrays as some 40 words on the stack);
@@ -67,13 +69,15 @@ def see(W, i, PP, OB, CO, MK, col):
 
 
 @jit
-def observe(W, i, PP, OB, CO, MK, col):
+def observe(
+    W: IntArray, i: int, PP: IntArray, OB: IntArray, CO: IntArray, MK: Int8Array, col: int
+) -> None:
     """:func:`see`, called."""
     see(W, i, PP, OB, CO, MK, col)
 
 
 @jit_inline
-def observe_over(W, i, PP, FOB, FCO, col):
+def observe_over(W: IntArray, i: int, PP: IntArray, FOB: IntArray, FCO: IntArray, col: int) -> None:
     """:func:`observe` at the end of a round, into the final observation's arrays, which hold
     nothing else: their other rows and the mask are 0 at the end of every round, as they were
     made, and only the phase, the dealer's first card and the cards left and seen are
@@ -87,7 +91,7 @@ def observe_over(W, i, PP, FOB, FCO, col):
 
 
 @jit
-def reset_table(W, i, PP, key):
+def reset_table(W: IntArray, i: int, PP: IntArray, key: int) -> None:
     """A fresh shoe keyed ``key`` (uint64 bits) and the first round's betting."""
     for f in range(W.shape[1]):
         W[i, f] = 0
@@ -97,7 +101,9 @@ def reset_table(W, i, PP, key):
 
 
 @jit
-def step_one(W, PP, i, a, OB, CO, MK):
+def step_one(
+    W: IntArray, PP: IntArray, i: int, a: int, OB: IntArray, CO: IntArray, MK: Int8Array
+) -> int:
     """The single env's step: 1 when ``a`` was refused (nothing changed)."""
     refused = act(W, i, PP, a)
     observe(W, i, PP, OB, CO, MK, i)
@@ -105,7 +111,9 @@ def step_one(W, PP, i, a, OB, CO, MK):
 
 
 @jit
-def next_round(W, PP, i, OB, CO, MK):
+def next_round(
+    W: IntArray, PP: IntArray, i: int, OB: IntArray, CO: IntArray, MK: Int8Array
+) -> None:
     start_round(W, i, PP)
     observe(W, i, PP, OB, CO, MK, i)
 
@@ -117,7 +125,7 @@ step_act = act
 
 
 @jit_inline
-def fetch_ahead(W, i, PP):
+def fetch_ahead(W: IntArray, i: int, PP: IntArray) -> None:
     """Prefetch the lines of table ``i``'s state a step reads (the scalars and the first
     hand's fields, its cards, the boxes and the dealer's cards, the counts, the next card)."""
     for k in range(0, L.NT + L.NHF, 8):
@@ -129,7 +137,19 @@ def fetch_ahead(W, i, PP):
 
 
 @jit
-def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO):
+def step_many(
+    W: IntArray,
+    PP: IntArray,
+    actions: IntArray,
+    OB: IntArray,
+    CO: IntArray,
+    MK: Int8Array,
+    RW: FloatArray,
+    TERM: BoolArray,
+    REF: BoolArray,
+    FOB: IntArray,
+    FCO: IntArray,
+) -> int:
     """Every table's step; a table whose round ends starts the next round's betting in the
     same step (its last observation into FOB and FCO, :func:`observe_over`). Returns how many
     rounds ended."""
@@ -154,7 +174,9 @@ def step_many(W, PP, actions, OB, CO, MK, RW, TERM, REF, FOB, FCO):
 
 
 @jit
-def reset_many(W, PP, keys, OB, CO, MK):
+def reset_many(
+    W: IntArray, PP: IntArray, keys: IntArray, OB: IntArray, CO: IntArray, MK: Int8Array
+) -> None:
     for i in range(W.shape[0]):
         reset_table(W, i, PP, keys[i])
         observe(W, i, PP, OB, CO, MK, i)

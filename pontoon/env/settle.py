@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The environment's compiled dealer, continued: interim settlement (9.1), the peek (8.5),
 the dealer's hand (14.3, 14.4) and the settlement of every hand (5.1, 9.4, 11.2, 13.7), as
 :mod:`pontoon.dealer` does them, on the flat state of :mod:`pontoon.env.layout`."""
@@ -21,40 +20,41 @@ from pontoon.env.kernel import (
     won,
 )
 from pontoon.sim import compiled as C
+from pontoon.sim.kernel import IntArray
 
 
 @jit_inline
-def slot(W, i, PP, b, k):
+def slot(W: IntArray, i: int, PP: IntArray, b: int, k: int) -> int:
     """The slot of hand ``k`` of box ``b``."""
-    return W[i, rule(PP, L.E_OORD) + b * rule(PP, L.E_MAXH) + k]
+    return W[i, rule(PP, L.E_OORD) + b * rule(PP, L.E_MAXH) + k]  # type: ignore[no-any-return]
 
 
 @jit_inline
-def hands_on(W, i, PP, b):
-    return W[i, rule(PP, L.E_OBX) + b * L.NBF + L.NH]
+def hands_on(W: IntArray, i: int, PP: IntArray, b: int) -> int:
+    return W[i, rule(PP, L.E_OBX) + b * L.NBF + L.NH]  # type: ignore[no-any-return]
 
 
 @jit_inline
-def pontoon_at(W, i, PP, s):
+def pontoon_at(W: IntArray, i: int, PP: IntArray, s: int) -> bool:
     o = L.NT + s * L.NHF
-    return W[i, o + L.HN] == 2 and W[i, o + L.HARD] == 11 and W[i, o + L.ACE] == 1
+    return W[i, o + L.HN] == 2 and W[i, o + L.HARD] == 11 and W[i, o + L.ACE] == 1  # type: ignore[no-any-return]
 
 
 @jit_inline
-def settle_hand(W, i, PP, s, state):
+def settle_hand(W: IntArray, i: int, PP: IntArray, s: int, state: int) -> None:
     """A hand settled and its cards to the discard rack."""
     W[i, L.NT + s * L.NHF + L.ST] = state
     W[i, L.NT + s * L.NHF + L.DISC] = 1
 
 
 @jit_inline
-def natural_won(PP, amt):
+def natural_won(PP: IntArray, amt: int) -> int:
     """What a pontoon of ``amt`` wins (5.1)."""
     return won(amt, rule(PP, C.ODDS + 2 * C.NATURAL), rule(PP, C.ODDS + 2 * C.NATURAL + 1))
 
 
 @jit
-def interim(W, i, PP):
+def interim(W: IntArray, i: int, PP: IntArray) -> None:
     """9.1: a pontoon is paid at once (where 21 wins, or in the peek game), else waits."""
     for b in range(rule(PP, L.E_BOXES)):
         s = slot(W, i, PP, b, 0)
@@ -68,7 +68,7 @@ def interim(W, i, PP):
 
 
 @jit
-def peek(W, i, PP):
+def peek(W: IntArray, i: int, PP: IntArray) -> None:
     """8.5: with an ace or ten up the dealer looks at the hole card; insurance is settled,
     and a dealer pontoon ends the round at once."""
     upv = value(W[i, rule(PP, L.E_ODC)])
@@ -92,7 +92,7 @@ def peek(W, i, PP):
 
 
 @jit
-def card_reached(W, i, PP, s):
+def card_reached(W: IntArray, i: int, PP: IntArray, s: int) -> bool:
     """A card has reached an open hand: bust (14.2) or 21 (9.2, 11.2). True for split aces
     that may draw no more (14.1(c)): they stand unless legality lets them split again, which
     the caller asks only then."""
@@ -129,7 +129,7 @@ def card_reached(W, i, PP, s):
 
 
 @jit
-def dealer_turn(W, i, PP):
+def dealer_turn(W: IntArray, i: int, PP: IntArray) -> None:
     """8.5, 14.3, 14.4: the dealer's second card (only when a hand waits for it) and draws
     (only when a hand stood), then the settlement."""
     full = False
@@ -163,7 +163,7 @@ def dealer_turn(W, i, PP):
 
 
 @jit
-def settle_all(W, i, PP, dnat):
+def settle_all(W: IntArray, i: int, PP: IntArray, dnat: bool) -> None:
     d = best(W[i, L.DH], W[i, L.DA])
     nat_num = rule(PP, C.ODDS + 2 * C.NATURAL)
     nat_den = rule(PP, C.ODDS + 2 * C.NATURAL + 1)

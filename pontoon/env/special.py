@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The environment's steps specialised to one table: every compiled function of
 :mod:`~pontoon.env.kernel`, :mod:`~pontoon.env.settle`, :mod:`~pontoon.env.steps` and
 :mod:`~pontoon.env.run` compiled once more with the table's rule switches, its shape and the
@@ -25,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import types
+from collections.abc import Callable
 from typing import Any, Final
 
 from numba import njit
@@ -32,7 +32,9 @@ from numba.core.registry import CPUDispatcher
 
 from pontoon.env import kernel, run, settle, steps
 from pontoon.env import layout as L
+from pontoon.env.kernel import njit_without_nrt
 from pontoon.sim import compiled as C
+from pontoon.sim.kernel import IntArray
 
 # the parameters compiled in: the switches of the rules, the odds a step pays (5.1, 9.3,
 # 10), the table's shape and the offsets of its layout (which follow from the shape)
@@ -73,20 +75,20 @@ SPECIALISED: Final = (
 MODULES: Final = (kernel, settle, steps, run)  # each calls only the ones before it
 
 
-def specialisation(params: Any) -> tuple[int, ...]:
+def specialisation(params: IntArray) -> tuple[int, ...]:
     """The values of :data:`SPECIALISED` in a table's parameter array."""
     return tuple(int(params[k]) for k in SPECIALISED)
 
 
-def _reader(spec: tuple[int, ...]) -> Any:
+def _reader(spec: tuple[int, ...]) -> Callable[[IntArray, int], int]:
     """:func:`pontoon.env.kernel.rule` with the values ``spec`` compiled in."""
     known = [-1] * L.NPP_HEAD
     for k, v in zip(SPECIALISED, spec, strict=True):
         known[k] = v
     values = tuple(known)
 
-    @njit(inline="always", _nrt=False)
-    def rule(PP, k):
+    @njit_without_nrt(inline="always")
+    def rule(PP: IntArray, k: int) -> int:
         v = values[k]
         return PP[k] if v < 0 else v
 

@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The environment's compiled steps: the deal, insurance, the seated player's decisions,
 what is legal now (the action mask) and what the player sees (the observation), for one
 table (the single env) or many stepped together (the vector env).
@@ -23,10 +22,11 @@ from pontoon.env.settle import (
     slot,
 )
 from pontoon.sim import compiled as C
+from pontoon.sim.kernel import IntArray
 
 
 @jit_inline
-def hand_bits(W, i, PP, b, s):
+def hand_bits(W: IntArray, i: int, PP: IntArray, b: int, s: int) -> int:
     """What legality allows hand slot ``s`` of box ``b`` (bits in HAND_ACTIONS order): the
     table of :func:`pontoon.env.spec.hand_masks`, a byte per hand's facts."""
     o = L.NT + s * L.NHF
@@ -44,11 +44,11 @@ def hand_bits(W, i, PP, b, s):
     ctx = ctx * rule(PP, L.E_MAXH) + hands_on(W, i, PP, b) - 1
     up = value(W[i, rule(PP, L.E_ODC)])
     k = ((ctx * 2 + pair) * 22 + t) * 10 + up - 1  # packed eight to a word (pack_bytes)
-    return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255
+    return (PP[PP[L.E_OMASK] + k // 8] >> (8 * (k % 8))) & 255  # type: ignore[no-any-return]
 
 
 @jit_inline
-def reached(W, i, PP, b, s):
+def reached(W: IntArray, i: int, PP: IntArray, b: int, s: int) -> None:
     """A card has reached hand slot ``s`` of box ``b`` (:func:`card_reached`); split aces
     that may draw no more stand unless legality lets them split again (14.1(c))."""
     if card_reached(W, i, PP, s) and not (hand_bits(W, i, PP, b, s) >> L.SPLIT) & 1:
@@ -56,7 +56,7 @@ def reached(W, i, PP, b, s):
 
 
 @jit_inline
-def action_bits(W, i, PP):
+def action_bits(W: IntArray, i: int, PP: IntArray) -> int:
     """The legal actions now, as bits of the action numbers."""
     ph = W[i, L.PH]
     if ph == L.BET:
@@ -79,7 +79,7 @@ def action_bits(W, i, PP):
 
 
 @jit
-def _insurable(W, i, PP, b):
+def _insurable(W: IntArray, i: int, PP: IntArray, b: int) -> int:
     """10: the most the box's player may insure (a part of the wager), 0 once it is
     settled."""
     s = slot(W, i, PP, b, 0)
@@ -89,7 +89,7 @@ def _insurable(W, i, PP, b):
 
 
 @jit
-def ask_insurance(W, i, PP, first):
+def ask_insurance(W: IntArray, i: int, PP: IntArray, first: int) -> bool:
     """The next box from ``first`` whose player may insure: its turn (True), or none."""
     for b in range(first, rule(PP, L.E_BOXES)):
         if _insurable(W, i, PP, b) >= 1:
@@ -100,7 +100,7 @@ def ask_insurance(W, i, PP, first):
 
 
 @jit
-def advance(W, i, PP):
+def advance(W: IntArray, i: int, PP: IntArray) -> None:
     """Run the automatic steps until a decision is awaited or the round is over."""
     boxes = rule(PP, L.E_BOXES)
     while W[i, L.TURN] < boxes:
@@ -120,7 +120,7 @@ def advance(W, i, PP):
 
 
 @jit
-def deal(W, i, PP, stake):
+def deal(W: IntArray, i: int, PP: IntArray, stake: int) -> None:
     """8.2: a card to each box, one to the dealer, a second to each box; 8.5 the hole card;
     then insurance (10), the peek, interim settlement (9.1) and the first decision."""
     maxh = rule(PP, L.E_MAXH)
@@ -164,13 +164,13 @@ def deal(W, i, PP, stake):
 
 
 @jit
-def act(W, i, PP, a):
+def act(W: IntArray, i: int, PP: IntArray, a: int) -> int:
     """:func:`make`, called."""
     return make(W, i, PP, a)
 
 
 @jit_inline
-def make(W, i, PP, a):
+def make(W: IntArray, i: int, PP: IntArray, a: int) -> int:
     """Make action ``a``: 0, or 1 (and nothing changed) when it is not legal now: not in
     the bits :func:`action_bits` gave when the table was last observed (every entry point
     observes after each change, :mod:`pontoon.env.run`). Compiled into the vector env's
@@ -231,7 +231,7 @@ def make(W, i, PP, a):
 
 
 @jit_inline
-def void_if_empty(W, i):
+def void_if_empty(W: IntArray, i: int) -> None:
     """16.7: a card was due with every card on the layout (none in the shoe or the discard
     rack), which the round engine refuses, leaving the round only to be voided (16.5): every
     wager is returned, even one already settled (a net of 0), and the round is over. The
@@ -243,7 +243,7 @@ def void_if_empty(W, i):
 
 
 @jit
-def _split(W, i, PP, b, s):
+def _split(W: IntArray, i: int, PP: IntArray, b: int, s: int) -> None:
     """13: the pair's second card makes a new hand, played next; the first hand takes its
     second card now (13.5)."""
     maxh = rule(PP, L.E_MAXH)

@@ -1,4 +1,3 @@
-# mypy: ignore-errors
 """The compiled kernel: rounds of the game played from a shuffled shoe, exactly as
 :class:`pontoon.round.Round` plays them with one seated player on each box who follows a chart
 and never insures.
@@ -23,15 +22,22 @@ cache is then compiled again).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from pontoon.legality import Facts, allowed
 from pontoon.rules import RuleSet
 from pontoon.sim import compiled as C
 from pontoon.vocab import Action
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+Int8Array = npt.NDArray[np.int8]
 
 U64 = np.uint64
 GOLDEN = U64(0x9E3779B97F4A7C15)
@@ -113,13 +119,13 @@ def _mix(z: np.uint64) -> np.uint64:
 
 
 @njit(cache=True)
-def stream_state(key: np.uint64, shuffle: np.int64) -> np.uint64:
+def stream_state(key: np.uint64, shuffle: int) -> np.uint64:
     """As :func:`pontoon.sim.rng.stream_state`."""
     return _mix(key ^ _mix(U64(shuffle + 1) * GOLDEN))
 
 
 @njit(cache=True)
-def _reject(rs, n, m):
+def _reject(rs: np.uint64, n: int, m: np.uint64) -> tuple[np.uint64, np.uint64]:
     """Lemire's rejection step (rare): (state, m) once ``m``'s low half is acceptable."""
     un = U64(n)
     t = (TWO32 - un) % un
@@ -133,7 +139,9 @@ AHEAD = 8  # places shuffled at a time beyond the cutting card
 
 
 @njit(cache=True)
-def shuffle_places(shoe, start, end, ncards, rs):
+def shuffle_places(
+    shoe: IntArray, start: int, end: int, ncards: int, rs: np.uint64
+) -> tuple[int, np.uint64]:
     """Fisher-Yates from the front, places ``start`` to ``end`` (at most ``ncards``) of the
     shoe, on the stream whose state is ``rs``: each place takes a card drawn uniformly from
     those not yet placed (Lemire's method). Returns (the end, the stream's state)."""
@@ -152,7 +160,17 @@ def shuffle_places(shoe, start, end, ncards, rs):
 
 
 @njit(cache=True)
-def _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole):
+def _refill(
+    tmpl: IntArray,
+    shoe: IntArray,
+    hc: IntArray,
+    hn: IntArray,
+    disc: IntArray,
+    nh: IntArray,
+    order: IntArray,
+    boxes: int,
+    hole: int,
+) -> int:
     """16.7: the shoe ran out mid-round; the discard rack (every card not on the layout) is
     put in canonical order to be shuffled. Returns its number of cards."""
     cnt = np.zeros(52, np.int64)
@@ -177,13 +195,22 @@ def _refill(tmpl, shoe, hc, hn, disc, nh, order, boxes, hole):
 
 
 @njit(cache=True, inline="always")
-def _better(odds, a, b):
+def _better(odds: Sequence[int], a: int, b: int) -> bool:
     """Category a's odds strictly above category b's."""
     return odds[2 * a] * odds[2 * b + 1] > odds[2 * b] * odds[2 * a + 1]
 
 
 @njit(cache=True)
-def _win_cat(n, total, doubled, c0, c1, c2, bonus, odds):
+def _win_cat(
+    n: int,
+    total: int,
+    doubled: int,
+    c0: int,
+    c1: int,
+    c2: int,
+    bonus: tuple[int, int],
+    odds: Sequence[int],
+) -> int:
     """settlement.win_odds for a hand that is not a pontoon: the category of the best odds.
     ``bonus``: (bonuses, bonus_on_double); ``odds``: (num, den) of every category. Scalars
     and tuples only, so the call costs no reference counting."""
@@ -219,7 +246,7 @@ def _win_cat(n, total, doubled, c0, c1, c2, bonus, odds):
 
 
 @njit(cache=True, inline="always")
-def _won(amount, odds, cat):
+def _won(amount: int, odds: Sequence[int], cat: int) -> int | np.int64:
     """settlement.winnings, rounded down to the cent (exact: the quotient is never within a
     rounding error of a whole number unless it is one)."""
     x = amount * odds[2 * cat]
@@ -253,7 +280,7 @@ def context_facts(ctx: int, total: int, up: int, pair: bool) -> Facts:
 
 
 @functools.lru_cache(maxsize=8)
-def _allowed(rules: RuleSet) -> tuple[Any, Any]:
+def _allowed(rules: RuleSet) -> tuple[BoolArray, BoolArray]:
     """(64 ctx, 22 total, 10 up, 5 actions) and (64 ctx, 10 pair value, 10 up, 5 actions):
     :func:`pontoon.legality.allowed` for every hand the move tables look up, by the kernel's
     action numbers (a pair of value ``v`` totals 12 if aces, else ``2 v``)."""
@@ -272,7 +299,7 @@ def _allowed(rules: RuleSet) -> tuple[Any, Any]:
     return ok, pair_ok
 
 
-def first_decisions(rules: RuleSet) -> tuple[Any, Any]:
+def first_decisions(rules: RuleSet) -> tuple[IntArray, IntArray]:
     """(22 total + 22 soft: [soft, total, up - 1, action]) and (10 pair value, 10 up, 5
     actions) as int64: the plays :func:`pontoon.legality.allowed` allows a box's first
     decision (context :data:`FIRST`), which probing draws from. A soft total's row is the
@@ -282,7 +309,7 @@ def first_decisions(rules: RuleSet) -> tuple[Any, Any]:
     return np.stack([first, first]), pair_ok[FIRST].astype(np.int64)
 
 
-def _first_allowed(rows: list[Any], ok: Any) -> Any:
+def _first_allowed(rows: list[IntArray], ok: BoolArray) -> Int8Array:
     """The chart's move in each cell: the first action of the cells' preferences
     (:func:`pontoon.sim.compiled.preferences`) in ``rows`` (chart codes, the row asked first
     first, each shaped as a cell) that ``ok`` (each cell's allowed actions) allows; else hit
@@ -297,7 +324,9 @@ def _first_allowed(rows: list[Any], ok: Any) -> Any:
     return move.astype(np.int8)
 
 
-def decisions(rules: RuleSet, totals: Any, pairs: Any) -> tuple[Any, Any]:
+def decisions(
+    rules: RuleSet, totals: IntArray, pairs: IntArray
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     """The chart's move in every context a hand that has not doubled can be in, looked up in
     play: ``moves[ctx, soft, total, up - 1]`` for a hand that is not a pair that may be split
     and ``pair_moves[ctx, value - 1, up - 1]`` for one that is, where ``ctx`` =
@@ -316,7 +345,15 @@ def decisions(rules: RuleSet, totals: Any, pairs: Any) -> tuple[Any, Any]:
 
 
 @njit(cache=True)
-def _record_session(acc, shist, snet, wager, soff, sbins, ruined):
+def _record_session(
+    acc: FloatArray,
+    shist: IntArray,
+    snet: int,
+    wager: int,
+    soff: int,
+    sbins: int,
+    ruined: int,
+) -> None:
     acc[A_SESSIONS] += 1
     acc[A_RUINED] += ruined
     acc[A_SNET] += snet
@@ -345,7 +382,7 @@ SWITCHES = (
 )
 
 
-def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
+def specialisation(P: IntArray, opts: IntArray | Sequence[int], boxes: int) -> tuple[int, ...]:
     """The values of :data:`SWITCHES`: the number of boxes and the switches of the compiled
     rule set ``P`` and of the options ``opts``, which :func:`kernel_for` compiles in as
     constants (all read from ``P`` and ``opts``: the kernel holds no rule of its own).
@@ -380,7 +417,7 @@ def specialisation(P: Any, opts: Any, boxes: int) -> tuple[int, ...]:
 
 
 @functools.cache
-def kernel_for(spec: tuple[int, ...] | None) -> Any:
+def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
     """:func:`run_chunk` compiled with the switches ``spec`` (:func:`specialisation`) as
     constants, so that the code of rules not in play is left out; numba caches each on disk.
     ``None`` gives the generic kernel instead: one machine code for every rule set, which reads
@@ -390,30 +427,30 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
 
     @njit(cache=True, nogil=True)
     def run_chunk(
-        sw,
-        P,
-        moves,
-        pair_moves,
-        rescues,
-        tmpl,
-        tags,
-        ramp,
-        nboxes,
-        edges,
-        key,
-        nrounds,
-        wager,
-        opts,
-        acc,
-        hist,
-        cats,
-        shist,
-        tcs,
-        trace,
-        legal,
-        pair_legal,
-        probes,
-    ):
+        sw: IntArray,
+        P: IntArray,
+        moves: Int8Array,
+        pair_moves: Int8Array,
+        rescues: IntArray,
+        tmpl: IntArray,
+        tags: IntArray,
+        ramp: IntArray,
+        nboxes: IntArray,
+        edges: FloatArray,
+        key: np.uint64,
+        nrounds: int,
+        wager: int,
+        opts: IntArray,
+        acc: FloatArray,
+        hist: IntArray,
+        cats: IntArray,
+        shist: IntArray,
+        tcs: FloatArray,
+        trace: IntArray,
+        legal: IntArray,
+        pair_legal: IntArray,
+        probes: FloatArray,
+    ) -> None:
         """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
         # the switches: the generic kernel's from its first argument, else constants (numba
         # compiles only the branch that the closure's ``generic`` names)
@@ -500,7 +537,19 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
         probe_play = np.zeros(7, np.int64)
         prs = stream_state(key ^ PROBE_SALT, 0)  # the probes' own stream: the shoe's is kept
 
-        def draw(pos, fy, ncards, bcut, cutr, nshuf, rs, seen, rc, hole, nb):
+        def draw(
+            pos: int,
+            fy: int,
+            ncards: int,
+            bcut: int,
+            cutr: bool,
+            nshuf: int,
+            rs: np.uint64,
+            seen: int,
+            rc: int,
+            hole: int,
+            nb: int,
+        ) -> tuple[int, int, int, int, int, bool, int, np.uint64, int, int]:
             """Shoe.draw: the next card, and the shoe's locals after it. When the shuffle has
             not reached the card it goes on; when the shoe has run out mid-round (16.7) the
             discard rack is put in it (:func:`_refill`) and shuffled on a stream of its own.
@@ -959,7 +1008,8 @@ def kernel_for(spec: tuple[int, ...] | None) -> Any:
                         q -= 1
                     elif (q + 1) * w2 <= y:
                         q += 1
-                    hist[min(max(q + HOFF, 0), HBINS - 1)] += 1
+                    # (the ignore: mypy's min and max of numpy's int64 and an int are no index)
+                    hist[min(max(q + HOFF, 0), HBINS - 1)] += 1  # type: ignore[index]
                     if sessions and not one:
                         snet[b] += x
                         sn[b] += 1
