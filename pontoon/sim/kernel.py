@@ -537,19 +537,21 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
         probe_play = np.zeros(7, np.int64)
         prs = stream_state(key ^ PROBE_SALT, 0)  # the probes' own stream: the shoe's is kept
 
+        # (typed in comments: annotations would be a constant compiled into the kernel)
         def draw(
-            pos: int,
-            fy: int,
-            ncards: int,
-            bcut: int,
-            cutr: bool,
-            nshuf: int,
-            rs: np.uint64,
-            seen: int,
-            rc: int,
-            hole: int,
-            nb: int,
-        ) -> tuple[int, int, int, int, int, bool, int, np.uint64, int, int]:
+            pos,  # type: int
+            fy,  # type: int
+            ncards,  # type: int
+            bcut,  # type: int
+            cutr,  # type: bool
+            nshuf,  # type: int
+            rs,  # type: np.uint64
+            seen,  # type: int
+            rc,  # type: int
+            hole,  # type: int
+            nb,  # type: int
+        ):
+            # type: (...) -> tuple[int, int, int, int, int, bool, int, np.uint64, int, int]
             """Shoe.draw: the next card, and the shoe's locals after it. When the shuffle has
             not reached the card it goes on; when the shoe has run out mid-round (16.7) the
             discard rack is put in it (:func:`_refill`) and shuffled on a stream of its own.
