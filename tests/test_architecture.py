@@ -1,6 +1,6 @@
-"""The package's shape (../shared/DESIGN.md): imports flow one way, with no cycle, and no module
-reads another's private names. Both are read from the source, so a change that breaks them
-fails here, naming the modules."""
+"""The package's shape (ARCHITECTURE.md, "Layers"): imports flow one way, with no cycle, and no
+module reads another's private names. Both are read from the source, so a change that breaks
+them fails here, naming the modules."""
 
 from __future__ import annotations
 
@@ -120,8 +120,9 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_data_flows_rules_shoe_round_events_store_screen() -> None:
-    """DESIGN.md: rules -> shoe -> round -> events -> settlement -> store / screen. The core
-    never imports a front end or the store; the store never imports a screen."""
+    """Data flows one way: rules -> shoe -> round -> events -> settlement -> store / screen
+    (ARCHITECTURE.md). The core never imports a front end, the store, the simulator or the
+    analysis; the store never imports a screen (the server or the terminal)."""
     edges = graph()
     core = {
         "pontoon.cards",
