@@ -109,7 +109,7 @@ async def _seat(table: Table, bets: list[tuple[str, int, int]]) -> dict[str, Ses
 
 async def _fire(table: Table) -> None:
     """What the table's timer does when it runs out (for the version it was set for)."""
-    await table._expire(table.version)
+    await table.expire(table.version)
 
 
 async def _timer_done(table: Table) -> None:
@@ -119,7 +119,7 @@ async def _timer_done(table: Table) -> None:
     while True:
         await asyncio.sleep(0.01)
         rl = table.roundlog
-        if rl is not None and rl.round.over and not rl.pending and not table._tasks:
+        if rl is not None and rl.round.over and not rl.pending and not table.timer.tasks:
             return
         assert time.monotonic() < deadline, "the timer's write was not committed within 30 s"
 
@@ -257,7 +257,7 @@ def test_resume_an_absent_player_is_still_drawn_to_12_by_the_timer(url: str, clo
             table = _table(store, load_rules("nz-pontoon"), clock, ONE)
             await _seat(table, [("ana", 1, 1000)])
             clock.advance(60)
-            assert table.interrupted_at() is None and table.interruption() is None
+            assert table.timer.interrupted_at() is None and table.timer.interruption() is None
             await _fire(table)
             assert table.round is not None and table.round.over
 
@@ -275,7 +275,7 @@ def test_resume_a_late_restart_resumes_the_round(url: str, clock: Clock) -> None
         with Store(url) as store:  # the server comes back two hours later
             table = _table(store, load_rules("nz-pontoon"), clock, ["4D"])
             assert table.round is not None and table.round.phase == "playing"
-            assert table.interruption() is None and not table.late
+            assert table.timer.interruption() is None and not table.timer.late
 
     run(go())
     assert not _policy_events(_check_store(url))
@@ -298,9 +298,9 @@ def test_void_an_abandoned_round_after_the_time_and_not_before(url: str, clock: 
             clock.advance(9)
             await _fire(table)
             assert len(rnd.events) == before and not rnd.over
-            assert table.interruption() is None
+            assert table.timer.interruption() is None
             clock.advance(1.01)
-            assert table.interruption() == "abandoned"
+            assert table.timer.interruption() == "abandoned"
             await _fire(table)
             assert rnd.over
             assert {p: table.balance(p) for p in ("ana", "ben", "cat")} == dict.fromkeys(
@@ -345,7 +345,7 @@ def test_void_after_a_failure_and_a_late_restart(url: str, clock: Clock) -> None
         clock.advance(11)
         with Store(url) as store:
             table = _table(store, _rules("void"), clock, ["4D"])
-            assert table.late and table.interruption() == "failure"
+            assert table.timer.late and table.timer.interruption() == "failure"
             table.arm_timer()  # as the server does when it starts: due now
             assert table.deadline is not None and table.deadline <= time.monotonic()
             await _timer_done(table)
@@ -368,17 +368,17 @@ def test_a_restart_within_the_time_resumes_the_round(url: str, clock: Clock) -> 
         clock.advance(9)
         with Store(url) as store:
             table = _table(store, _rules("void"), clock, ["4D"])
-            assert not table.late and table.interruption() is None
+            assert not table.timer.late and table.timer.interruption() is None
             rnd = table.round
             assert rnd is not None and rnd.phase == "playing"
             clock.advance(2)  # now it is too late: but nobody is gone, a failure was not
-            assert table.interruption() == "abandoned"
+            assert table.timer.interruption() == "abandoned"
             table.clients.add(Watcher("ana"))
             table.act(
                 Session("t-ana", "ana", "player", "kauri"), Act(type="act", action="stand", box=1)
             )
             await table.commit()
-            assert rnd.over and table.interruption() is None
+            assert rnd.over and table.timer.interruption() is None
 
     run(go())
     assert not _policy_events(_check_store(url))
@@ -447,7 +447,7 @@ def test_complete_after_a_failure_with_the_optimal_chart_worked_out(
         asked.append(rules)
         return CHART
 
-    monkeypatch.setattr("pontoon.server.table.optimal_chart", optimal)
+    monkeypatch.setattr("pontoon.server.table_timer.optimal_chart", optimal)
 
     async def go() -> None:
         with Store(url) as store:
@@ -456,7 +456,7 @@ def test_complete_after_a_failure_with_the_optimal_chart_worked_out(
             clock.advance(30)
             async with table.lock:
                 table.reload()  # the table taken back from the store: late, a failure
-                assert table.late and table.interruption() == "failure"
+                assert table.timer.late and table.timer.interruption() == "failure"
             await _timer_done(table)
             assert table.round is not None and table.round.over
             table.close()

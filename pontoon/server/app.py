@@ -45,7 +45,7 @@ from .routes import socket as socket_routes
 from .routes import status as status_routes
 from .routes import tables as table_routes
 from .routes import train as train_routes
-from .table import TableConfig
+from .table_config import TableConfig
 from .tenure import Leasing
 from .train import Drills
 from .web import Headers, Hosts

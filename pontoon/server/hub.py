@@ -22,11 +22,14 @@ from pontoon.store.table_settings import settings
 
 from .accounts import Door
 from .charts import Charts
+from .clients import Client, Session
 from .errors import BadMessage, Conflict, NotFound, Refused, Throttled, TryLater, error_reply
 from .limits import Bucket, Limits
 from .operator import Declined, OperatorConfig, OperatorWallet, Unavailable
 from .protocol import Act, Bet, Deal, Leave, Message, Procedure, Reality, parse
-from .table import Client, Needs, Paid, Session, Table, TableConfig, with_limits
+from .table import Table
+from .table_config import TableConfig, with_limits
+from .table_wallet import Needs, Paid
 from .tenure import CLOSE_MOVED, Leasing, Tenure
 from .throttles import SharedThrottle
 from .timing import Timings

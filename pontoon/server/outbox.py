@@ -16,8 +16,8 @@ from typing import Any
 
 from fastapi import WebSocket
 
+from .clients import Client, Session
 from .protocol import encode
-from .table import Client, Session
 
 OUTBOX = 64  # messages waiting for one client: more, and it is disconnected (falls behind)
 SEND_SECONDS = 10.0  # a message its socket does not take within this: disconnected

@@ -14,7 +14,7 @@ from pontoon.rules import RuleSet, load_rules, parse_set_options
 
 from .limits import Limits, head_timeout
 from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, listen, store_url, url_host
-from .table import TableConfig
+from .table_config import TableConfig
 
 if TYPE_CHECKING:
     from .tenure import Leasing

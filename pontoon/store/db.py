@@ -466,122 +466,43 @@ class Store:
     ) -> list[Written]:
         """Write ``batches`` in the open transaction (``sealed``: their shoes, by the batch's
         ``id``), their heads signed (the signature added to ``signed``); a
-        :class:`ConflictError` when a table's head has moved (the caller rolls back)."""
-        heads: list[dict[str, Any]] = []
-        fenced: list[dict[str, Any]] = []  # the heads of leased tables
-        rows: list[dict[str, Any]] = []
-        entries: list[dict[str, Any]] = []
-        round_rows: list[dict[str, Any]] = []
-        new_players: list[dict[str, Any]] = []
-        nets: list[dict[str, Any]] = []
-        shoes: list[dict[str, Any]] = []
-        new_sessions: list[dict[str, Any]] = []
-        acks: list[dict[str, Any]] = []
-        closed: list[dict[str, Any]] = []
-        moves: list[tuple[int, str, str, int, int]] = []  # (batch, player, kind, amount, seq)
-        remote: list[dict[str, Any]] = []  # an operator's wallet: its calls
-        staff: list[dict[str, Any]] = []
-        signing: list[Head] = []
-        out: list[Written] = []
+        :class:`ConflictError` when a table's head has moved (the caller rolls back). The
+        group's rows are gathered batch by batch (:func:`_gather`), then written one
+        statement per table of the schema: the signature, the heads, the rows, the wallets'
+        movements, the operator's calls and the staff's actions."""
+        group = _Group()
         new_rounds = self._new_rounds(conn, batches, at)  # their ids enter the hashes
+        out: list[Written] = []
         for batch in batches:
-            if batch.ack is not None:
-                acks.append({"b_hash": batch.ack[0], "b_last": batch.ack[1]})
-            if batch.close is not None:
-                closed.append({"b_table": batch.table, "b_player": batch.close})
-            if batch.session is not None:
-                token_hash, player = batch.session
-                row = {"token_hash": token_hash, "table_id": batch.table, "player": player}
-                new_sessions.append(row | {"created_at": at})
-            rnd = batch.round
-            first = batch.prev_seq + 1
-            last = batch.prev_seq + len(batch.events)
-            mine = _round_seqs(batch)
-            round_id = rnd.id if rnd is not None else None
-            if rnd is not None and rnd.id is None:
-                round_id = new_rounds[id(batch)]
-            h = batch.prev_hash
-            for i, (e, in_round) in enumerate(batch.events):
-                seq = first + i
-                rid = round_id if in_round else None
-                h = chain.link(h, batch.table, seq, rid, at, e)
-                rows.append(
-                    {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
-                    | e._asdict()
-                    | {"follow": None if e.follow is None else str(e.follow), "hash": h}
-                    | {"fence": batch.fence}
-                )
-                money = chain.entry(e)
-                if money is not None:
-                    kind, src, dst, amount = money
-                    if batch.remote is not None and chain.CASHIER in (src, dst):
-                        remote.append(_remote_call(batch, str(e.player), src, amount, seq, at))
-                    elif batch.wallet and chain.CASHIER in (src, dst):
-                        move = "debit" if src == chain.CASHIER else "credit"
-                        moves.append((len(out), str(e.player), move, amount, seq))
-                    entries.append(
-                        {
-                            "table_id": batch.table,
-                            "seq": seq,
-                            "round_id": rid,
-                            "at": at,
-                            "kind": kind,
-                            "player": e.player,
-                            "from_account": src,
-                            "to_account": dst,
-                            "amount": amount,
-                        }
-                    )
-            head = {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
-            # the shoe's seq and cards drawn move with the head (a row written anyway)
-            mark = batch.shoe_mark
-            if batch.shoe is not None:
-                shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
-                head |= {"b_shoe_seq": last, "b_drawn": 0}
-                mark = (last, last, 0, digest(sealed[id(batch)]))
-            elif batch.drawn is not None:
-                if mark is None:
-                    raise StoreError(f"table {batch.table!r}: cards drawn from no stored shoe")
-                head |= {"b_shoe_seq": last, "b_drawn": batch.drawn}
-                mark = (mark[0], last, batch.drawn, mark[3])
-            else:
-                head |= {"b_shoe_seq": None, "b_drawn": None}
-            signing.append(Head(batch.table, last, h, mark, rnd.number if rnd else None))
-            if batch.fence is None:
-                heads.append(head)
-            else:
-                fenced.append(head | {"b_fence": batch.fence})
-            if rnd is not None:
-                assert round_id is not None
-                round_rows.append(
-                    {
-                        "b_id": round_id,
-                        "b_status": rnd.status,
-                        "b_last": mine[-1],
-                        "b_house": rnd.house,
-                        "b_ended": None if rnd.status == "open" else at,
-                    }
-                )
-                for p, n in rnd.nets.items():
-                    if p not in rnd.known_players:
-                        new_players.append({"round_id": round_id, "player": p, "net": n})
-                    elif rnd.written.get(p) != n:
-                        nets.append({"b_id": round_id, "b_player": p, "b_net": n})
-            if batch.staff is not None:
-                who, role, action = batch.staff
-                staff.append(
-                    {"account": who, "role": role, "table_id": batch.table, "seq": last}
-                    | {"action": action[:200], "at": at}
-                )
-            out.append(Written(round_id, last, h, at, shoe_mark=mark))
+            out.append(_gather(group, batch, len(out), new_rounds, at, sealed))
+        signed.append(self._sign_heads(conn, group, at))
+        self._move_heads(conn, group, batches)
+        self._insert_rows(conn, group, batches)
+        # each wallet's movements in their order, the wallets in one order (their names): two
+        # processes' group commits never wait on each other's rows
+        group.moves.sort(key=lambda m: m[1])
+        self._move_wallets(conn, [(batches[m[0]].table, *m) for m in group.moves], out)
+        _record_operator_calls(conn, group.remote, at)
+        if group.staff:
+            conn.execute(insert(staff_actions), group.staff)
+        return out
+
+    def _sign_heads(self, conn: Connection, group: _Group, at: str) -> Signed:
+        """The group's new heads signed, the signature inserted and named in each head row."""
         sql = self._sql
-        sig = sign(self.record_keys, self.store_id, at, signing)
+        sig = sign(self.record_keys, self.store_id, at, group.signing)
         sql.run(conn, sql.insert_signature, [sig.to_dict()])
-        signed.append(sig)
-        for head in heads:
+        for head in group.heads:
             head["b_signed"] = sig.id
-        for head in fenced:
+        for head in group.fenced:
             head["b_signed"] = sig.id
+        return sig
+
+    def _move_heads(self, conn: Connection, group: _Group, batches: list[Batch]) -> None:
+        """Move each table's head from the batch's ``prev_seq``: :class:`ConflictError` when
+        one has moved (another process wrote the table, or took its lease)."""
+        sql = self._sql
+        heads, fenced = group.heads, group.fenced
         # the tables' rows are locked in one order (their names), as renewing leases does:
         # two transactions of a store shared by processes cannot wait on each other
         heads.sort(key=lambda h: h["b_table"])
@@ -592,14 +513,25 @@ class Store:
             raise ConflictError(
                 f"table {names} was written by another process, or its lease was lost: start again"
             )
-        sql.run(conn, sql.insert_events, rows)
-        sql.run(conn, sql.insert_ledger, entries)
-        sql.run(conn, sql.insert_players, new_players)
+
+    def _insert_rows(self, conn: Connection, group: _Group, batches: list[Batch]) -> None:
+        """The group's events, ledger entries, rounds, shoes and sessions written: a
+        :class:`NameTakenError` when a batch of its own opens a session on a name taken."""
+        sql = self._sql
+        sql.run(conn, sql.insert_events, group.rows)
+        sql.run(conn, sql.insert_ledger, group.entries)
+        sql.run(conn, sql.insert_players, group.new_players)
         sql.run_all(
-            conn, [(sql.update_round, round_rows), (sql.update_net, nets), (sql.update_ack, acks)]
+            conn,
+            [
+                (sql.update_round, group.round_rows),
+                (sql.update_net, group.nets),
+                (sql.update_ack, group.acks),
+            ],
         )
-        sql.run(conn, sql.upsert_shoe, shoes)
-        sql.run(conn, sql.delete_session, closed)  # before a new one: the name is free again
+        sql.run(conn, sql.upsert_shoe, group.shoes)
+        sql.run(conn, sql.delete_session, group.closed)  # before a new one: the name is free
+        new_sessions = group.new_sessions
         if len(batches) == 1 and new_sessions:
             try:
                 with conn.begin_nested():
@@ -611,26 +543,6 @@ class Store:
                 ) from None
         else:
             sql.run(conn, sql.insert_session, new_sessions)
-        # each wallet's movements in their order, the wallets in one order (their names): two
-        # processes' group commits never wait on each other's rows
-        moves.sort(key=lambda m: m[1])
-        self._move_wallets(conn, [(batches[m[0]].table, *m) for m in moves], out)
-        for call in remote:
-            if call["status"] == "done":  # acknowledged before this write: now it is recorded
-                done = conn.execute(
-                    update(operator_calls)
-                    .where(
-                        operator_calls.c.key == call["key"], operator_calls.c.status == "pending"
-                    )
-                    .values(status="done", seq=call["seq"], done_at=at)
-                ).rowcount
-                if done != 1:
-                    raise WalletError(f"the operator's debit {call['key']} is no longer pending")
-            else:
-                conn.execute(insert(operator_calls).values(call))
-        if staff:
-            conn.execute(insert(staff_actions), staff)
-        return out
 
     def _new_rounds(self, conn: Connection, batches: list[Batch], at: str) -> dict[int, int]:
         """The rows of the group's new rounds, inserted: their ids, by the batch's ``id``."""
@@ -801,6 +713,168 @@ class Store:
             return [
                 {"seq": r.seq, "at": r.at, "hash": r.hash, "event": event_of(r)} for r in result
             ]
+
+
+@dataclass(slots=True)
+class _Group:
+    """The rows a group commit writes, gathered batch by batch (:func:`_gather`), by table of
+    the schema."""
+
+    heads: list[dict[str, Any]] = field(default_factory=list)
+    fenced: list[dict[str, Any]] = field(default_factory=list)  # the heads of leased tables
+    rows: list[dict[str, Any]] = field(default_factory=list)  # events
+    entries: list[dict[str, Any]] = field(default_factory=list)  # ledger
+    round_rows: list[dict[str, Any]] = field(default_factory=list)
+    new_players: list[dict[str, Any]] = field(default_factory=list)
+    nets: list[dict[str, Any]] = field(default_factory=list)
+    shoes: list[dict[str, Any]] = field(default_factory=list)
+    new_sessions: list[dict[str, Any]] = field(default_factory=list)
+    acks: list[dict[str, Any]] = field(default_factory=list)
+    closed: list[dict[str, Any]] = field(default_factory=list)
+    # the built-in wallets' movements: (batch, player, kind, amount, seq)
+    moves: list[tuple[int, str, str, int, int]] = field(default_factory=list)
+    remote: list[dict[str, Any]] = field(default_factory=list)  # an operator's wallet: its calls
+    staff: list[dict[str, Any]] = field(default_factory=list)
+    signing: list[Head] = field(default_factory=list)
+
+
+def _gather(
+    group: _Group,
+    batch: Batch,
+    index: int,
+    new_rounds: dict[int, int],
+    at: str,
+    sealed: dict[int, str],
+) -> Written:
+    """Add ``batch`` (the group's ``index``-th) to ``group``: its session changes, events,
+    head, round and staff action; what it will have written."""
+    if batch.ack is not None:
+        group.acks.append({"b_hash": batch.ack[0], "b_last": batch.ack[1]})
+    if batch.close is not None:
+        group.closed.append({"b_table": batch.table, "b_player": batch.close})
+    if batch.session is not None:
+        token_hash, player = batch.session
+        row = {"token_hash": token_hash, "table_id": batch.table, "player": player}
+        group.new_sessions.append(row | {"created_at": at})
+    rnd = batch.round
+    last = batch.prev_seq + len(batch.events)
+    round_id = rnd.id if rnd is not None else None
+    if rnd is not None and rnd.id is None:
+        round_id = new_rounds[id(batch)]
+    h = _gather_events(group, batch, index, round_id, at)
+    mark = _gather_head(group, batch, last, h, sealed)
+    if rnd is not None:
+        assert round_id is not None
+        _gather_round(group, rnd, round_id, _round_seqs(batch)[-1], at)
+    if batch.staff is not None:
+        who, role, action = batch.staff
+        group.staff.append(
+            {"account": who, "role": role, "table_id": batch.table, "seq": last}
+            | {"action": action[:200], "at": at}
+        )
+    return Written(round_id, last, h, at, shoe_mark=mark)
+
+
+def _gather_events(group: _Group, batch: Batch, index: int, round_id: int | None, at: str) -> str:
+    """The batch's events, hash-chained, and the money each moves (a ledger entry, and a
+    wallet's movement or an operator's call); the last event's hash."""
+    first = batch.prev_seq + 1
+    h = batch.prev_hash
+    for i, (e, in_round) in enumerate(batch.events):
+        seq = first + i
+        rid = round_id if in_round else None
+        h = chain.link(h, batch.table, seq, rid, at, e)
+        group.rows.append(
+            {"table_id": batch.table, "seq": seq, "round_id": rid, "at": at}
+            | e._asdict()
+            | {"follow": None if e.follow is None else str(e.follow), "hash": h}
+            | {"fence": batch.fence}
+        )
+        money = chain.entry(e)
+        if money is None:
+            continue
+        kind, src, dst, amount = money
+        if batch.remote is not None and chain.CASHIER in (src, dst):
+            group.remote.append(_remote_call(batch, str(e.player), src, amount, seq, at))
+        elif batch.wallet and chain.CASHIER in (src, dst):
+            move = "debit" if src == chain.CASHIER else "credit"
+            group.moves.append((index, str(e.player), move, amount, seq))
+        group.entries.append(
+            {
+                "table_id": batch.table,
+                "seq": seq,
+                "round_id": rid,
+                "at": at,
+                "kind": kind,
+                "player": e.player,
+                "from_account": src,
+                "to_account": dst,
+                "amount": amount,
+            }
+        )
+    return h
+
+
+def _gather_head(
+    group: _Group, batch: Batch, last: int, h: str, sealed: dict[int, str]
+) -> ShoeMark | None:
+    """The table's new head (and the shoe's seq and cards drawn, which move with it), and
+    the shoe written whole when the batch has it; where the shoe stands after the batch."""
+    head = {"b_table": batch.table, "b_old": batch.prev_seq, "b_seq": last, "b_hash": h}
+    mark = batch.shoe_mark
+    if batch.shoe is not None:
+        group.shoes.append({"table_id": batch.table, "seq": last, "state": sealed[id(batch)]})
+        head |= {"b_shoe_seq": last, "b_drawn": 0}
+        mark = (last, last, 0, digest(sealed[id(batch)]))
+    elif batch.drawn is not None:
+        if mark is None:
+            raise StoreError(f"table {batch.table!r}: cards drawn from no stored shoe")
+        head |= {"b_shoe_seq": last, "b_drawn": batch.drawn}
+        mark = (mark[0], last, batch.drawn, mark[3])
+    else:
+        head |= {"b_shoe_seq": None, "b_drawn": None}
+    rnd = batch.round
+    group.signing.append(Head(batch.table, last, h, mark, rnd.number if rnd else None))
+    if batch.fence is None:
+        group.heads.append(head)
+    else:
+        group.fenced.append(head | {"b_fence": batch.fence})
+    return mark
+
+
+def _gather_round(group: _Group, rnd: RoundWrite, round_id: int, last: int, at: str) -> None:
+    """The round's row as it stands after the batch, and its players' nets (a new player's
+    row, or a net that moved)."""
+    group.round_rows.append(
+        {
+            "b_id": round_id,
+            "b_status": rnd.status,
+            "b_last": last,
+            "b_house": rnd.house,
+            "b_ended": None if rnd.status == "open" else at,
+        }
+    )
+    for p, n in rnd.nets.items():
+        if p not in rnd.known_players:
+            group.new_players.append({"round_id": round_id, "player": p, "net": n})
+        elif rnd.written.get(p) != n:
+            group.nets.append({"b_id": round_id, "b_player": p, "b_net": n})
+
+
+def _record_operator_calls(conn: Connection, calls: list[dict[str, Any]], at: str) -> None:
+    """An operator's wallet: each debit it acknowledged marked done (it is recorded now;
+    :class:`WalletError` when it is no longer pending), each new credit inserted pending."""
+    for call in calls:
+        if call["status"] == "done":  # acknowledged before this write: now it is recorded
+            done = conn.execute(
+                update(operator_calls)
+                .where(operator_calls.c.key == call["key"], operator_calls.c.status == "pending")
+                .values(status="done", seq=call["seq"], done_at=at)
+            ).rowcount
+            if done != 1:
+                raise WalletError(f"the operator's debit {call['key']} is no longer pending")
+        else:
+            conn.execute(insert(operator_calls).values(call))
 
 
 def _round_seqs(batch: Batch) -> list[int]:

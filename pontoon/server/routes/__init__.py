@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..hub import Hub
     from ..limits import Limits
     from ..operator import OperatorConfig
-    from ..table import TableConfig
+    from ..table_config import TableConfig
     from ..tenure import Leasing
     from ..train import Drills
 

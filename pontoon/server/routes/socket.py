@@ -12,10 +12,10 @@ import asyncio
 from fastapi import WebSocket, WebSocketDisconnect
 
 from ..accounts import COOKIE
+from ..clients import Session
 from ..errors import Refused, error_reply
 from ..hub import MOVING
 from ..outbox import Outbox
-from ..table import Session
 from ..tenure import CLOSE_MOVED
 from ..web import same_origin
 from . import Endpoint, address, door, hub, setup

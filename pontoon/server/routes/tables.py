@@ -35,7 +35,8 @@ from ..errors import (
 from ..hub import UNKNOWN
 from ..privacy import masked, own
 from ..protocol import JoinRequest, LeaveRequest
-from ..table import HIDDEN, public_rules
+from ..table_config import public_rules
+from ..table_state import HIDDEN
 from . import STATIC, Endpoint, address, door, hub, setup
 from .who import account_session, viewer
 

@@ -9,8 +9,8 @@ from fastapi import Request
 
 from pontoon.store.accounts import Role
 
+from ..clients import Session
 from ..errors import Refused, Throttled, Unauthenticated
-from ..table import Session
 from . import address, door, hub, setup
 
 
