@@ -10,11 +10,20 @@ function el(tag, cls, text) {
   return e;
 }
 function cardEl(code) {
-  if (!code) { return el("div", "card back"); }
+  // a card is an image with its name (words.js) for whoever does not see it; the suit is in
+  // its symbol, not in its colour alone
+  const c = el("div", code ? "card" : "card back");
+  c.setAttribute("role", "img");
+  c.setAttribute("aria-label", cardName(code));
+  if (!code) return c;
   const rank = code[0] === "T" ? "10" : code[0], suit = code[1];
-  const c = el("div", "card" + (suit === "H" || suit === "D" ? " red" : ""));
+  if (suit === "H" || suit === "D") c.classList.add("red");
   c.dataset.card = code;
-  c.append(el("span", "r", rank), el("span", "s", SUITS[suit]), el("span", "big", SUITS[suit]));
+  for (const [cls, text] of [["r", rank], ["s", SUITS[suit]], ["big", SUITS[suit]]]) {
+    const part = el("span", cls, text);
+    part.setAttribute("aria-hidden", "true");
+    c.append(part);
+  }
   return c;
 }
 function cardsEl(codes, hole) {

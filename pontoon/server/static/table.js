@@ -227,6 +227,11 @@ function render() {
       const ins = Object.entries(b.insurance || {});
       if (ins.length) d.append(el("div", "wager", "insured: " + ins.map(([p, a]) => `${p} ${money(a)}`).join(", ")));
     }
+    d.tabIndex = 0;  // a box is a control: reached by Tab, pressed by Enter or Space
+    d.setAttribute("role", "button");
+    d.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); d.click(); }
+    });
     d.addEventListener("click", () => {
       if (watcher) { say("type your name and sit down first"); $("player-name").focus(); return; }
       if (s.role === "player" && (s.phase === "betting" || s.phase === "idle" || s.phase === "over")) {
@@ -251,6 +256,7 @@ function render() {
   }
   $("turn").textContent = turn;
   endsAt = s.deadline_ms === null ? null : Date.now() + s.deadline_ms;
+  if (!watcher) { announce(heard, s); heard = s; }
   // result
   const res = Object.entries(s.result || {});
   $("result").textContent = s.phase === "over" && res.length
@@ -261,8 +267,11 @@ function render() {
   if (s.role === "player") {
     for (const c of CHIPS) {
       if (c < s.rules.table_min || c > s.rules.table_max) continue;
-      const b = el("span", `chip c${c}` + (c === chip ? " selected" : ""), money(c).replace(".00", ""));
+      const b = el("button", `chip c${c}` + (c === chip ? " selected" : ""), money(c).replace(".00", ""));
+      b.type = "button";
       b.dataset.chip = c;
+      b.setAttribute("aria-pressed", c === chip ? "true" : "false");
+      b.setAttribute("aria-label", `chip ${money(c)}`);
       b.addEventListener("click", () => { chip = c; render(); });
       chips.append(b);
     }
@@ -292,6 +301,10 @@ function render() {
     b.addEventListener("click", () => act(m));
     actions.append(b);
   }
+  const focus = boxes.querySelector(".box.turn") || boxes.querySelector(".box.mine");
+  if (focus && boxes.scrollWidth > boxes.clientWidth) {  // (a narrow screen: the row scrolls)
+    boxes.scrollLeft = focus.offsetLeft - (boxes.clientWidth - focus.offsetWidth) / 2;
+  }
   renderHint();
   // players, log
   const pl = $("players");
@@ -313,6 +326,54 @@ function render() {
   if (s.phase === "over" && lastHistory !== s.round) { lastHistory = s.round; loadHistory(); }
 }
 let lastHistory = null;
+
+// ------------------------------------------------------------------ the live region
+// What a player at the table would hear from the dealer (words.js), said once: each card as it
+// comes and to whom, the totals, whose turn it is and the time to decide, an offer, the end
+// of the betting, and each player's result. The region is polite: it waits for a pause.
+let heard = null;  // the state last announced
+
+function newCards(before, after) {
+  const same = before && before.length <= after.length && before.every((c, i) => c === after[i]);
+  return same ? after.slice(before.length) : after;
+}
+
+function announce(prev, s) {
+  const lines = [];
+  const same = prev && prev.round === s.round && prev.table === s.table;
+  const fresh = newCards(same ? prev.dealer.cards : [], s.dealer.cards);
+  fresh.forEach((c) => lines.push(WORDS.toDealer(cardName(c))));
+  if (fresh.length) lines.push(WORDS.dealerTotal(s.dealer.text || `${s.dealer.total}`));
+  const had = {};
+  if (same) for (const b of prev.boxes) b.hands.forEach((h, i) => { had[`${b.box}/${i}`] = h.cards; });
+  for (const b of s.boxes) {
+    const split = b.hands.length > 1 ? 0 : null;
+    b.hands.forEach((h, i) => {
+      const dealt = newCards(had[`${b.box}/${i}`] || [], h.cards);
+      const hand = split === null ? null : i;
+      dealt.forEach((c) => lines.push(WORDS.toBox(cardName(c), b.box, hand)));
+      if (dealt.length) lines.push(WORDS.boxTotal(b.box, hand, h.text || `${h.total}`));
+    });
+  }
+  if (same && prev.phase === "betting" && s.phase !== "betting") lines.push(WORDS.noMoreBets);
+  const aw = s.awaiting, was = same ? prev.awaiting : null;
+  if (aw && JSON.stringify(aw) !== JSON.stringify(was) && aw.kind !== "betting") {
+    const what = $("turn").textContent.replace(/^Your turn — /, "");
+    const seconds = s.deadline_ms === null ? null : Math.ceil(s.deadline_ms / 1000);
+    if (aw.players.includes(s.you)) {
+      if (aw.kind === "insurance" || s.legal.some((m) => m.action === "insure")) lines.push(WORDS.offer.insurance);
+      if (aw.kind === "follow") lines.push(WORDS.offer.follow(aw.follow));
+      if (aw.kind === "choose") lines.push(WORDS.offer.choose);
+      lines.push(WORDS.yourTurn(what, seconds));
+    } else lines.push(WORDS.theirTurn(what));
+  }
+  if (s.phase === "over" && !(same && prev.phase === "over")) {
+    for (const [p, n] of Object.entries(s.result || {})) lines.push(WORDS.outcome(p, n));
+    if (s.role === "player" && s.balance != null) lines.push(WORDS.balance(s.balance));
+    if (s.role === "player") lines.push(WORDS.betsOpen);
+  } else if (s.phase === "idle" && !(prev && prev.phase === "idle")) lines.push(WORDS.betsOpen);
+  if (lines.length) $("announce").textContent = lines.join(". ") + ".";
+}
 
 // ------------------------------------------------------------------ the shoe's commitment
 // Each shoe is committed to (the SHA-256 of its order and a secret salt) before its first
@@ -402,6 +463,8 @@ setInterval(() => {
 // ------------------------------------------------------------------ keyboard
 document.addEventListener("keydown", (ev) => {
   if (!state || (ev.target.tagName === "INPUT" && ev.target.type !== "checkbox") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const control = ["BUTTON", "SELECT", "A", "SUMMARY"].includes(ev.target.tagName) || ev.target.getAttribute("role") === "button";
+  if (control && (ev.key === "Enter" || ev.key === " ")) return;  // (it presses what has the focus)
   if (ev.key === "Enter" && state.phase === "betting") { send({ type: "deal" }); return; }
   const actions = KEYS[ev.key.toLowerCase()] || [];
   for (const action of actions) {

@@ -1,0 +1,132 @@
+"""The table page for every player: on a phone upright and on its side, a tablet and a desktop
+it fits the screen (no sideways scrolling), shows the dealer's hand, the player's own box and
+whose turn it is together, and offers targets a finger can hit (44 x 44 CSS pixels); a
+listener hears the cards, the turn and the result in the live region (words.js); and a whole
+round with insurance, a split and a double is played with the keyboard alone. Screenshots of
+each size go to $PONTOON_TEST_ARTIFACTS or the test's tmp directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("playwright")
+
+from playwright.sync_api import Page, sync_playwright
+
+from pontoon.rules import load_rules
+from tests.test_server_browser import ARGS, CHROMIUM, _serving, _step, artifacts, pytestmark
+
+__all__ = ["artifacts", "pytestmark"]  # (the fixture and the marks, shared)
+
+SIZES = [(390, 844), (844, 390), (768, 1024), (1280, 800), (360, 740)]
+# burnt, box 4, the dealer, box 4 (eights); box 4's first hand draws 3 (11: doubled, 9);
+# its second a king (18: stands); the dealer draws what is left
+SPLIT_ROUND = ["4D", "8S", "AS", "8H", "3C", "9D", "KD", "6S", "7H", "JC", "2D", "5S"]
+
+
+def _inside(page: Page, selector: str, width: int, height: int) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return bool(
+        box["x"] >= -1
+        and box["y"] >= -1
+        and box["x"] + box["width"] <= width + 1
+        and box["y"] + box["height"] <= height + 1
+    )
+
+
+def _small_targets(page: Page) -> list[str]:
+    """The visible controls of the header and the controls' bar smaller than 44 x 44."""
+    found: list[str] = page.evaluate(
+        """() => [...document.querySelectorAll(
+              "header button, header select, header a, #controls button, .box[role=button]")]
+            .filter((e) => e.offsetParent !== null)
+            .filter((e) => { const r = e.getBoundingClientRect();
+                             return r.width < 44 || r.height < 44; })
+            .map((e) => (e.id || e.dataset.action || e.dataset.chip || e.textContent).trim())"""
+    )
+    return found
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_the_table_fits_every_screen(
+    tmp_path: Path, artifacts: Path, width: int, height: int
+) -> None:
+    with (
+        _serving(tmp_path / "s.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        touch = width < 900
+        ctx = browser.new_context(
+            viewport={"width": width, "height": height}, is_mobile=touch, has_touch=touch
+        )
+        page = ctx.new_page()
+        page.goto(url)
+        page.fill("#player-name", "ana")
+        page.click("#join-button")
+        page.wait_for_selector("body[data-version]")
+        _step(page, lambda: page.click('.box[data-box="4"]'))  # the middle box: off a phone's row
+        _step(page, lambda: page.click('button[data-action="deal"]'))
+        page.wait_for_selector('button[data-action="insure"]')
+        page.screenshot(path=str(artifacts / f"table-{width}x{height}.png"))
+        wide = page.evaluate("document.scrollingElement.scrollWidth")
+        assert wide <= width, f"{wide} px wide on a {width} px screen"
+        for what in ("#dealer-cards", ".box.mine", "#turn", 'button[data-action="insure"]'):
+            assert _inside(page, what, width, height), f"{what} is off the {width}x{height} screen"
+        assert page.inner_text("#turn").startswith("Your turn")
+        assert _small_targets(page) == []
+        heard = page.inner_text("#announce")
+        for said in ("ace of spades to the dealer", "eight of spades to box 4", "insurance"):
+            assert said in heard, heard
+        browser.close()
+
+
+def _tab_to(page: Page, selector: str) -> None:
+    """Press Tab until the control ``selector`` has the focus (at most 80 presses), and see
+    that the focus shows."""
+    for _ in range(80):
+        if page.evaluate(f"document.activeElement.matches({selector!r})"):
+            outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+            assert outline != "none", f"{selector} has the focus and does not show it"
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def _press(page: Page, selector: str, key: str = "Enter") -> Any:
+    _tab_to(page, selector)
+    _step(page, lambda: page.keyboard.press(key))
+
+
+def test_a_round_played_with_the_keyboard_alone(tmp_path: Path, artifacts: Path) -> None:
+    with (
+        _serving(tmp_path / "k.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+        page.goto(url)
+        page.wait_for_selector("#join-button:not([disabled])")
+        _tab_to(page, "#player-name")
+        page.keyboard.type("ana")
+        page.keyboard.press("Enter")  # sits down
+        page.wait_for_selector("body[data-version]")
+        _tab_to(page, '.chip[data-chip="500"]')
+        page.keyboard.press(" ")  # the $5 chip
+        page.wait_for_selector('.chip[data-chip="500"][aria-pressed="true"]')
+        _press(page, '.box[data-box="4"]')  # a wager of $5
+        _press(page, 'button[data-action="deal"]')
+        _press(page, 'button[data-action="insure"]')  # (10)
+        _press(page, 'button[data-action="split"]')  # (13)
+        _press(page, 'button[data-action="double"]')  # 8 3: 11, doubled (12)
+        _press(page, 'button[data-action="stand"]')  # 8 K: 18
+        page.wait_for_selector("body[data-phase='over']", timeout=10_000)
+        heard = page.inner_text("#announce")
+        assert "ana" in heard and "your balance is" in heard, heard
+        page.screenshot(path=str(artifacts / "keyboard-round.png"))
+        browser.close()
