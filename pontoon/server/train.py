@@ -62,7 +62,7 @@ NICE: Final = 19  # the worker's CPU priority where Linux's SCHED_IDLE is not to
 # first: in the server's, the worker's CPU was charged to the server's share, and on a host
 # busy with other work the server waited for it); and SCHED_IDLE, below every nice value,
 # which any other task waking on its core preempts at once (a task at nice 19 is let finish
-# its slice: the tables' p99 doubled beside a busy worker at nice 19, docs/server.md).
+# its slice: the tables' p99 doubled beside a busy worker at nice 19, docs/operators/deploying.md).
 # Elsewhere the lowest nice. (Run by ``exec``: a function of this module could not run before
 # the module is imported, nor ``os.sched_param`` be pickled.)
 LOWER: Final = f"""
@@ -78,7 +78,8 @@ try:
 except (AttributeError, OSError):
     os.setpriority(os.PRIO_PROCESS, 0, {NICE})
 """
-WORKER: Final = "process"  # where the analysis runs: "process" (or "thread": docs/server.md)
+# where the analysis runs: "process" (or "thread": docs/operators/deploying.md)
+WORKER: Final = "process"
 
 
 @dataclass(frozen=True)
