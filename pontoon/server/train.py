@@ -90,7 +90,7 @@ class Pace:
 
     waiting: int = 16
     share: float = 0.25  # of a core, at most, for everyone's drills (the worker rests between)
-    step_seconds: float = 20.0  # a step not done by then is given up (503), its drill let go
+    step_seconds: float = 60.0  # a step not done by then is given up (503), its drill let go
     per_account: int = 3
     start_rate: float = 0.1  # one drill every 10 s after a burst of 5
     start_burst: int = 5
