@@ -2,7 +2,12 @@
 ``$XDG_CONFIG_HOME`` and ``$XDG_STATE_HOME``, set before any test runs so the servers and
 commands the tests start as subprocesses inherit them, and no ``$PONTOON_SHOE_KEY``,
 ``$PONTOON_RECORD_KEY`` or ``$PONTOON_ANCHORS``: the default key files and anchors are made
-there, never in ``~/.config`` or ``~/.local/state``."""
+there, never in ``~/.config`` or ``~/.local/state``.
+
+The suite's layers are markers (pyproject.toml): ``integration`` on what starts a server, a
+process, a browser or PostgreSQL, written at the top of each such module (``pytestmark``) or
+on the test; ``browser`` on what drives Chromium, which is integration too whether written or
+not. ``make check`` runs the rest."""
 
 from __future__ import annotations
 
@@ -27,3 +32,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _patch.undo()
     for path in _home:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") and not item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.integration)

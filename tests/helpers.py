@@ -1,8 +1,11 @@
-"""Small builders for rule tests: a round from written cards, wagers and moves."""
+"""Small builders for rule tests: a round from written cards, wagers and moves; and
+:func:`wait_until`, the suite's one way to wait for something another thread or process does."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from pontoon.cards import parse_cards
 from pontoon.round import Move, Round
@@ -10,6 +13,7 @@ from pontoon.rules import load_rules
 from pontoon.shoe import ScriptedCards
 
 Wagers = Sequence[tuple[int, str, int]]
+T = TypeVar("T")
 
 
 def start(
@@ -45,3 +49,21 @@ def play(
 
 def codes(cards: Sequence[object]) -> list[str]:
     return [str(c) for c in cards]
+
+
+def wait_until(
+    predicate: Callable[[], T], timeout: float = 10.0, what: str = "", every: float = 0.02
+) -> T:
+    """Asks ``predicate`` until it answers something true, which is returned; past
+    ``timeout`` seconds, fails saying ``what`` was awaited and what the last answer was. A
+    wait on an event, not on a clock: it ends as soon as the event is seen, so a quiet host
+    is not made to wait and a loaded one is given the whole timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            name = what or getattr(predicate, "__name__", repr(predicate))
+            raise AssertionError(f"not within {timeout:g} s: {name} (last: {got!r})")
+        time.sleep(every)  # (the poll's interval, not an event)

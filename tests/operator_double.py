@@ -95,7 +95,7 @@ class Operator:
             if kind == "debit" and body["player"] in self.hang:
                 self.held += 1
                 try:
-                    await asyncio.sleep(self.hang[body["player"]])
+                    await asyncio.sleep(self.hang[body["player"]])  # the hang under test
                 finally:
                     self.held -= 1
             roll = self.rng.random()

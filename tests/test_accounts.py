@@ -31,6 +31,8 @@ from pontoon.store.schema import staff_actions, wallet_entries
 from pontoon.store.verify import verify
 from tests.test_server_helpers import OPEN, SUPERVISOR, serving, stacked
 
+pytestmark = pytest.mark.integration  # the server, served in this process
+
 # burn, box 1, dealer, box 1: ana holds Q-7 against the dealer's 9 and stands; the dealer
 # draws 6 (15) and a king: bust, ana's wager is paid at evens
 ROUND = ["4D", "QS", "9C", "7H", "6D", "KD", "2C", "3C", "8C"]
@@ -179,7 +181,7 @@ def test_a_login_session_expires_and_is_closed(tmp_path: Path) -> None:
     people.revoke("ana")
     assert people.session(token) is None
     brief = people.open_session("ana", 0.01)
-    time.sleep(0.05)
+    time.sleep(0.05)  # the clock under test: its 0.01 s pass
     assert people.session(brief) is None
 
 
@@ -243,7 +245,7 @@ def test_a_forged_or_expired_cookie_opens_nothing(db: Path) -> None:
         assert client.post("/api/tables/kauri/join", headers=forged).status_code == 401
         register(client, "ana")
         brief = login(client, "ana")
-        time.sleep(0.6)
+        time.sleep(0.6)  # the clock under test: the login's half second passes
         assert client.get("/api/me", headers=brief).status_code == 401
         with client.websocket_connect("/ws/kauri", headers={"cookie": brief["cookie"]}) as ws:
             assert ws.receive_json()["code"] == "auth"

@@ -29,7 +29,11 @@ from tests.test_accounts import PASSWORD, ROUND
 from tests.test_server_browser import ARGS, CHROMIUM, _seen, _step, artifacts  # noqa: F401
 from tests.test_server_helpers import in_thread, stacked
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium"),
+]
 
 
 @contextmanager

@@ -150,6 +150,7 @@ def test_bad_charts_are_refused(text: str, message: str) -> None:
         Chart.from_csv(text)
 
 
+@pytest.mark.integration
 def test_analyze_loads_neither_the_round_engine_nor_the_store() -> None:
     """`pontoon analyze` is the analysis alone: the command line's parser (every command's
     options, the trainer's included) loads no round engine, store or server to build itself,

@@ -180,6 +180,7 @@ def test_recall_bad_input_is_exit_2(
     assert code == 2 and message in text and len(text.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_recall_and_the_report_over_the_server(db: str) -> None:
     """A player recalls their own rounds (the others masked); the supervisor's token reads
     the report, its plot and any round; a player may not, nor may a wrong token."""
@@ -219,6 +220,7 @@ def test_recall_and_the_report_over_the_server(db: str) -> None:
         assert client.get(f"/api/recall/1?table=honest&token={token}").status_code == 403
 
 
+@pytest.mark.integration
 def test_the_shared_supervisor_token_cannot_set_a_table_it_has_no_account_to_record(
     db: str,
 ) -> None:

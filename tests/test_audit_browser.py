@@ -25,7 +25,11 @@ from tests.test_accounts import PASSWORD
 from tests.test_server_browser import ARGS, CHROMIUM, artifacts  # noqa: F401
 from tests.test_server_helpers import in_thread
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium")
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no Debian chromium"),
+]
 
 
 def _logged_in(browser: Browser, base: str, name: str) -> Page:

@@ -18,6 +18,8 @@ pytest.importorskip("fastapi")
 from tests.test_server import _app, _seat_three
 from tests.test_server_helpers import Player, serving
 
+pytestmark = pytest.mark.integration  # the bench's bots against a server
+
 BENCH = Path(__file__).parent.parent / "bench" / "server.py"
 
 

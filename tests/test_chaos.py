@@ -31,9 +31,12 @@ from sqlalchemy import func, select
 from pontoon.cli import main
 from pontoon.store.db import Store
 from pontoon.store.schema import events, lease_log
+from tests.helpers import wait_until
 from tests.test_server_crash import _play
 from tests.test_server_helpers import free_port, start_server
 from tests.test_store import fresh_database
+
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
 
 TABLES = [f"c{i}" for i in range(1, 7)]
 SECONDS = float(os.environ.get("PONTOON_CHAOS_SECONDS", "16"))
@@ -66,10 +69,11 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
         at_last_kill: dict[str, int] = {}
         kills = stalls = 0
         try:
-            deadline = time.monotonic() + 10
-            while not all(_served(servers[0][1], t) for t in TABLES):
-                assert time.monotonic() < deadline, "the tables were not taken"
-                time.sleep(0.1)
+            wait_until(
+                lambda: all(_served(servers[0][1], t) for t in TABLES),
+                timeout=30,
+                what="every table taken by a process",
+            )
             tokens = {t: _join(servers[rng.randrange(3)][1], t) for t in TABLES}
 
             async def player(t: str, stop: float) -> None:
@@ -84,19 +88,19 @@ def test_processes_killed_at_random_lose_nothing_and_never_share_a_table(tmp_pat
                     port = rng.choice([p for s, p in servers if s.poll() is None])
                     with suppress(websockets.InvalidStatus):  # not listening yet, say
                         await _play(port, t, tokens[t], acked, max(stop, now + 1))
-                    await asyncio.sleep(0.2)
+                    await asyncio.sleep(0.2)  # (a client's pause before it tries again)
 
             async def chaos(stop: float) -> None:
                 """A process killed, then one stalled for two leases, and so on."""
                 nonlocal kills, stalls
                 while True:  # the last 4 s before the end at least: time to play on
-                    await asyncio.sleep(2.5 + rng.random())
+                    await asyncio.sleep(2.5 + rng.random())  # the chaos's own clock
                     if time.monotonic() + 4 > stop:
                         return
                     i = rng.randrange(3)
                     if kills > stalls:  # stopped, perhaps inside a write; woken, refused
                         servers[i][0].send_signal(signal.SIGSTOP)
-                        await asyncio.sleep(2.0)
+                        await asyncio.sleep(2.0)  # the stall under test: two leases
                         servers[i][0].send_signal(signal.SIGCONT)
                         stalls += 1
                     else:
@@ -147,7 +151,7 @@ def _join(port: int, table: str) -> str:
         if r.status_code != 503 or time.monotonic() > deadline:
             assert r.status_code == 200, r.text
             return str(r.json()["token"])
-        time.sleep(0.1)
+        time.sleep(0.1)  # (a client's pause before it tries again)
 
 
 def _served(port: int, table: str) -> bool:

@@ -163,6 +163,7 @@ def test_round_bad_scenarios_exit_2(
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
 
 
+@pytest.mark.integration
 def test_console_script_runs() -> None:
     done = subprocess.run(
         [
@@ -267,6 +268,7 @@ def command_id(value: object) -> str | None:
     return " ".join(Path(a).name if "/" in a else a for a in value)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "args",
     [
@@ -286,6 +288,7 @@ def test_reader_gone_before_the_output(args: list[str]) -> None:
     assert_quiet(*run_reader_leaves(args, 0))
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "args", [["rules"], ["rules", "nz-pontoon"], ["round", str(BIG_ROUND)]], ids=command_id
 )
@@ -293,6 +296,7 @@ def test_reader_gone_unbuffered(args: list[str]) -> None:
     assert_quiet(*run_reader_leaves(args, 0, buffered=False))
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     ("args", "gone"),
     [
@@ -314,6 +318,7 @@ def test_reader_leaves_after_one_line(args: list[str], gone: str, buffered: bool
     assert_quiet(status, err, gone=("b" if buffered else "u") in gone)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("lines", [0, 1])
 @pytest.mark.parametrize("db", [False, True], ids=["", "db"])
 def test_play_reader_leaves(lines: int, db: bool, tmp_path: Path) -> None:
@@ -333,6 +338,7 @@ def test_play_reader_leaves(lines: int, db: bool, tmp_path: Path) -> None:
         assert done.returncode == 0 and done.stdout.startswith("intact"), done.stdout
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "args",
     [
@@ -350,11 +356,13 @@ def test_store_commands_reader_gone(args: list[str], store_url: str, tmp_path: P
     assert_quiet(*run_reader_leaves([*args, "--db", store_url], 0))
 
 
+@pytest.mark.integration
 def test_replay_reader_leaves_after_one_line(store_url: str) -> None:
     args = ["replay", "--round", "1", "--json", "--db", store_url]  # 20 kB
     assert_quiet(*run_reader_leaves(args, 1))
 
 
+@pytest.mark.integration
 def test_serve_reader_gone(tmp_path: Path) -> None:
     pytest.importorskip("uvicorn")
     args = [

@@ -28,6 +28,8 @@ import httpx
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 TABLES = ["t1", "t2"]
 TOKEN = "hops-test-supervisor-token"
 
@@ -36,7 +38,7 @@ def _until(test: Any, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not test():
         assert time.monotonic() < deadline, "not within the time"
-        time.sleep(0.05)
+        time.sleep(0.05)  # (the poll's interval)
 
 
 def _held(url: str) -> dict[str, str]:
@@ -62,7 +64,9 @@ def _cluster(tmp_path: Path, *more: str) -> Iterator[tuple[str, dict[str, str], 
         parent = start_server(tmp_path, port, options)
         try:
             _until(lambda: len(set(_held(url).values())) == len(TABLES), 20.0)
-            time.sleep(2 * OWNERS_SECONDS)  # the parent has read the holders since
+            # a clock, not an event: the parent's last read of the holders is older than
+            # OWNERS_SECONDS by then, so it reads them again at the next connection
+            time.sleep(2 * OWNERS_SECONDS)
             yield f"http://127.0.0.1:{port}", _held(url), parent.pid
         finally:
             parent.terminate()

@@ -12,6 +12,8 @@ pytest.importorskip("uvicorn")
 
 from pontoon.server.handoff import PEEK_SECONDS, Router
 
+pytestmark = pytest.mark.integration  # the server's connection router, on loopback sockets
+
 
 def _received(end: socket.socket, timeout: float = 5.0) -> socket.socket:
     """The next connection handed over ``end``."""
@@ -34,7 +36,7 @@ def _either(pairs: list[tuple[socket.socket, socket.socket]], timeout: float) ->
             for fd in fds:
                 socket.socket(fileno=fd).close()
             return i
-        time.sleep(0.01)
+        time.sleep(0.01)  # (the poll's interval)
     raise AssertionError("no child was handed the connection")
 
 
@@ -89,7 +91,7 @@ def test_a_child_slow_to_read_gets_its_connections_later_never_another_child() -
             c = socket.create_connection(("127.0.0.1", port))
             c.sendall(b"GET /ws/t1 HTTP/1.1\r\n\r\n")
             clients.append(c)
-        time.sleep(0.5)
+        time.sleep(0.5)  # the slowness under test: the child reads nothing for a while
         got = [_received(pairs[1][1]) for _ in range(60)]
         assert len(got) == 60
         pairs[0][1].setblocking(False)

@@ -28,6 +28,8 @@ from pontoon.store.schema import events, tables
 from pontoon.store.verify import verify
 from tests.test_store import BACKENDS, fresh_database
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_lapsed_owner_can_never_write_again(backend: str, tmp_path: Path) -> None:
@@ -100,7 +102,7 @@ def test_a_transaction_left_by_a_stalled_owner_is_ended_and_its_table_taken(
             conn.execute(select(tables.c.fence))  # a wakes: its transaction is gone
         with mine.read() as conn:
             conn.execute(select(tables.c.fence))
-            time.sleep(0.8)
+            time.sleep(0.8)  # the clock under test: a read held past stalled_after
             assert conn.execute(select(tables.c.fence)).scalar_one() == a.fence + 1
 
 
@@ -145,7 +147,7 @@ def _until(test: Any, seconds: float) -> float:
     start = time.monotonic()
     while not test():
         assert time.monotonic() - start < seconds, "not within the time"
-        time.sleep(0.05)
+        time.sleep(0.05)  # (the poll's interval)
     return time.monotonic() - start
 
 
@@ -283,7 +285,9 @@ def test_processes_share_the_tables_and_bring_clients_to_their_owner(
             _until(lambda: all(_serves_table(base, t) for t in names), 10.0)
             # two tables each (each takes its part, 1/2 of them, and no more while both live)
             _until(lambda: _shares(url) == [2, 2], 15.0)
-            time.sleep(2 * OWNERS_SECONDS)  # the parent has read the holders since
+            # a clock, not an event: the parent's last read of the holders is older than
+            # OWNERS_SECONDS by then, so it reads them again at the next connection
+            time.sleep(2 * OWNERS_SECONDS)
             for k, t in enumerate(names * 2):  # each connection handed to the owner: it plays
                 joined = httpx.post(f"{base}/api/tables/{t}/join", json={"name": f"p{k}"})
                 token = joined.json()["token"]

@@ -24,6 +24,8 @@ from pontoon.store.play_limits import Limit, net_since
 from pontoon.store.verify import verify
 from tests.test_store import fresh_database
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 PASSWORD = "correct horse battery"
 LIMIT = 3000  # ana's daily loss limit, in cents
 WAGER = 1000

@@ -45,6 +45,8 @@ from tests.test_leases import _until
 from tests.test_operator_wallet import ISSUER, SECRET, launch_token
 from tests.test_server_helpers import Stacked, in_thread
 
+pytestmark = pytest.mark.integration  # the server, served in this process
+
 PASSWORD = "correct horse battery"
 OPERATOR_LOG = "pontoon.server.operator"
 

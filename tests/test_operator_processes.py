@@ -45,6 +45,8 @@ from tests.test_operator_wallet import ISSUER, SECRET, launch_token
 from tests.test_server_helpers import free_port, in_thread, start_server
 from tests.test_store import fresh_database
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 TABLES = ["kauri", "rimu"]
 
 
@@ -129,6 +131,8 @@ def _cluster(tmp_path: Path, url: str, host: str) -> Iterator[tuple[subprocess.P
     parent = start_server(tmp_path, port, options)
     try:  # a table each (shared out as they start), and the parent has read who holds which
         _until(lambda: len(set(_holders(url).values())) == len(TABLES), 30.0)
+        # a clock, not an event: the parent's last read of the holders is older than
+        # OWNERS_SECONDS by then, so it reads them again at the next connection
         time.sleep(2 * OWNERS_SECONDS)
         yield parent, port
     finally:

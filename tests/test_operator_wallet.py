@@ -29,9 +29,12 @@ from pontoon.shoe import seeded
 from pontoon.store.db import Store
 from pontoon.store.schema import events, operator_calls
 from pontoon.store.verify import verify
+from tests.helpers import wait_until
 from tests.operator_double import Operator
 from tests.test_accounts import Socket
 from tests.test_server_helpers import in_thread, serving
+
+pytestmark = pytest.mark.integration  # the server, served in this process
 
 SECRET = "a-secret-the-operator-and-we-share"
 ISSUER = "kiwi-casino"
@@ -76,7 +79,8 @@ def _play_round(socks: list[Socket], dealt: Callable[[], None] = lambda: None) -
         return
     assert placed[0].send(type="deal")["type"] == "ok"
     dealt()
-    for _ in range(40):
+    deadline = time.monotonic() + 60  # (a loaded host's dealer and operator: not a count of tries)
+    while time.monotonic() < deadline:
         moved = False
         for s in socks:
             s.send(type="state")
@@ -89,7 +93,7 @@ def _play_round(socks: list[Socket], dealt: Callable[[], None] = lambda: None) -
                     moved = moved or reply["type"] == "ok"
                     break
         if not moved:
-            time.sleep(0.05)
+            time.sleep(0.05)  # (the poll's interval: nobody may move until the table does)
     raise AssertionError("the round did not end")
 
 
@@ -141,7 +145,7 @@ def test_every_wager_is_charged_once_and_every_win_paid_once_across_faults(
 
         for _ in range(10):  # what a round leaves is owed: pending while the operator is down
             _play_round(socks, down)  # (a round everyone lost leaves nothing: another)
-            time.sleep(0.5)
+            time.sleep(0.5)  # (the outbox's first try while the operator is down; no event)
             if _pending(db):
                 break
             operator.fail = 0.3
@@ -152,10 +156,7 @@ def test_every_wager_is_charged_once_and_every_win_paid_once_across_faults(
         for s in socks:
             s.close()
         hub = client.app.state.hub  # type: ignore[attr-defined]
-        deadline = time.monotonic() + 20
-        while _pending(db) and time.monotonic() < deadline:  # the outbox sends what is owed
-            time.sleep(0.1)
-        assert not _pending(db)
+        wait_until(lambda: not _pending(db), 60, "the outbox sending what is owed")
         assert hub.remote.in_flight == set()
     with Store(f"sqlite:///{db}") as store:
         report = verify(store)

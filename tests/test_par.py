@@ -80,6 +80,7 @@ def check_sheet(nz: dict[str, Any]) -> None:
     assert eff["knob"] == "decks" and eff["value"] == 8 and eff["delta_ev"] < 0
 
 
+@pytest.mark.integration
 def test_rule_effects_on_a_process_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(effects, "KNOBS", (("split_max_hands", (1, 2)),))
     rules = load_rules("classic-blackjack", {"split_max_hands": 2})
@@ -91,6 +92,8 @@ def test_rule_effects_on_a_process_pool(monkeypatch: pytest.MonkeyPatch) -> None
     assert out[0]["delta_ev"] == pytest.approx(alone - base, abs=1e-15)
 
 
+@pytest.mark.integration
+@pytest.mark.browser
 def test_nz_pontoon_sheet_as_html_and_pdf(nz: dict[str, Any], tmp_path: Path) -> None:
     """One test, so that the sheet is computed once (the test processes share nothing)."""
     check_sheet(nz)
@@ -165,6 +168,7 @@ def test_malformed_chart_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.integration
 def test_rule_effects_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     distributed = pytest.importorskip("distributed")
     monkeypatch.setattr(effects, "KNOBS", (("split_max_hands", (1,)),))

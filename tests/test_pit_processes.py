@@ -21,6 +21,8 @@ from pontoon.store.table_settings import record
 from tests.test_leases import _until
 from tests.test_store import fresh_database
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 TOKEN = "pit-test-supervisor-token"
 PASSWORD = "correct horse battery"
 TABLES = ["t1", "t2", "t3"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from pontoon.store.accounts import Role
@@ -24,6 +25,8 @@ from tests.test_accounts import (  # noqa: F401
     register,
 )
 from tests.test_server_helpers import serving
+
+pytestmark = pytest.mark.integration  # the server, served in this process
 
 
 def test_the_pit_boss_closes_opens_and_sets_limits_and_they_outlive_a_restart(

@@ -15,7 +15,7 @@ invariants after every action, with random irregularities (Pontoon section 16, B
   refused by :meth:`Round.apply` / :meth:`Round.apply_irregularity` too, names its rule and
   changes nothing; every move in :meth:`Round.legal_moves` passes ``check``.
 - ``legal_moves()`` lists exactly the moves ``check()`` allows, and the seated player's
-  choices are those RULES.md gives (9.3, 12, 13, 14.1, 16.4, 16.12) under the rule set's knobs.
+  choices are those docs/rules.md gives (9.3, 12, 13, 14.1, 16.4, 16.12) under the knobs.
 - Every round ends; then every wager is settled, and the log (irregularities included)
   replays to the same log and balances (8.6), in the middle of a round too.
 - Rules checked from outside, on the final cards: 5.1 (outcomes), 8.2 (deal order, also with
@@ -588,7 +588,7 @@ def check_dealer(rnd: Round, ledgers: dict[LedgerKey, Ledger]) -> None:
 
 
 def expected_odds(rules: RuleSet, cards: list[Card], doubled: bool) -> Fraction:
-    """11.1 written again from RULES.md: the best single odds; no bonus on a doubled hand."""
+    """11.1 written again from docs/rules.md: the best single odds; no bonus on a doubled hand."""
     if total(cards) != 21 or not rules.bonuses or (doubled and not rules.bonus_on_double):
         return Fraction(1)
     best = [Fraction(1)]
@@ -612,7 +612,7 @@ def expected_odds(rules: RuleSet, cards: list[Card], doubled: bool) -> Fraction:
 
 
 def expected_sevens(rules: RuleSet, first: list[Card]) -> tuple[str, Fraction | None]:
-    """Super Sevens (RULES.md): on the box's first three cards, a first card 7 pays 3:1,
+    """Super Sevens (docs/rules.md): on the box's first three cards, a first card 7 pays 3:1,
     7-7 50:1 (suited 100:1), 7-7-7 500:1 (suited 5000:1); anything else loses."""
     sevens = 0
     for c in first:
@@ -850,7 +850,7 @@ def move_key(rnd: Round, m: Move) -> tuple[Any, ...]:
 
 
 def expected_seated_actions(rnd: Round) -> set[str]:
-    """The seated player's choices for the hand in play, from RULES.md and the knobs
+    """The seated player's choices for the hand in play, from docs/rules.md and the knobs
     (9.3, 12, 13, 14.1, 16.4, 16.12)."""
     cur = rnd.current()
     if cur is None or rnd.follow_ups is not None or rnd.choosing:

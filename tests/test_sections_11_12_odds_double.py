@@ -1,4 +1,4 @@
-"""Sections 11 (odds, Super Bonus) and 12 (double down), both ASSUMED in RULES.md."""
+"""Sections 11 (odds, Super Bonus) and 12 (double down), both assumed (docs/rules.md)."""
 
 from __future__ import annotations
 

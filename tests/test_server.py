@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from pontoon.shoe import commitment_of, shoe_text
 from pontoon.store.db import Store
 from pontoon.store.recorder import TableLog
 from pontoon.store.shoestate import uncompact
+from tests.helpers import wait_until
 from tests.test_server_helpers import (
     SUPERVISOR,
     Player,
@@ -34,6 +34,8 @@ from tests.test_server_helpers import (
     stacked,
     start_server,
 )
+
+pytestmark = pytest.mark.integration  # the server, served in this process
 
 # Draw order: burn, box 1, box 2, dealer, box 1, box 2, then the play (see test_full_round)
 ROUND = ["4D", "8S", "5C", "AS", "8H", "6D", "7C", "KD", "9H", "9C", "6S", "2C"]
@@ -251,13 +253,7 @@ def test_timer_applies_16_6_to_an_absent_player(db: Path) -> None:
         ana.send(type="bet", box=1, amount=1000)
         ana.send(type="deal")
         assert ana.state["deadline_ms"] is not None  # the deal's state (the timer is 0.3 s)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            s = ana.fresh()
-            if s["phase"] == "over":
-                break
-            time.sleep(0.1)
-        assert s["phase"] == "over"
+        s = wait_until(lambda: (t := ana.fresh())["phase"] == "over" and t, 30, "the round over")
         assert any(e["kind"] == "irregularity" and e.get("rule") == "16.6" for e in s["events"])
         ana.close()
     _verify(db)
@@ -271,9 +267,7 @@ def test_joining_or_leaving_keeps_the_turn_timer_running(db: Path) -> None:
         ben = Player(c, "kauri", "ben")  # a join and a leave move the version on...
         assert ben.send(type="leave")["type"] == "ok"
         ben.close()
-        deadline = time.monotonic() + 10
-        while ana.fresh()["phase"] != "over" and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: ana.fresh()["phase"] == "over", 30, "the round over")
         assert ana.fresh()["phase"] == "over"  # ...and the timer still plays ana's turn (16.6)
         ana.close()
     _verify(db)
@@ -579,9 +573,8 @@ def test_leaving_between_rounds_cashes_out_and_frees_the_name(db: Path) -> None:
         ana, ben = Player(c, "kauri", "ana"), Player(c, "kauri", "ben")
         assert ana.send(type="bet", box=1, amount=1000)["type"] == "ok"
         assert ana.send(type="deal")["type"] == "ok"
-        deadline = time.monotonic() + 10
-        while ana.fresh()["phase"] != "over" and time.monotonic() < deadline:
-            time.sleep(0.1)  # the timer plays the round out (16.6)
+        # the timer plays the round out (16.6)
+        wait_until(lambda: ana.fresh()["phase"] == "over", 30, "the round over")
         s = ana.fresh()
         assert s["phase"] == "over"
         balance = s["balance"]
@@ -685,9 +678,7 @@ def test_a_session_away_too_long_is_closed_and_cashed_out(db: Path) -> None:
         old = ana.token
         ana.close()
         cat.close()  # away, but with a wager in play: her session stays
-        deadline = time.monotonic() + 10
-        while "ana" in ben.fresh()["players"] and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: "ana" not in ben.fresh()["players"], 30, "ana's session closed")
         s = ben.fresh()
         assert "ana" not in s["players"] and {"ben", "cat"} <= set(s["players"])
         assert c.get(f"/api/tables/kauri/state?token={old}").status_code == 401
@@ -718,9 +709,7 @@ def test_session_expiry_goes_on_after_an_unexpected_error(
         ana, ben = Player(c, "kauri", "ana"), Player(c, "kauri", "ben")
         monkeypatch.setattr(hub, "expire", failing_once)
         ana.close()
-        deadline = time.monotonic() + 10
-        while "ana" in ben.fresh()["players"] and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: "ana" not in ben.fresh()["players"], 30, "ana's session closed")
         assert failed and "ana" not in ben.fresh()["players"]
         ben.close()
     assert f"session expiry at table {failed[0]} failed" in caplog.text
@@ -745,7 +734,7 @@ def test_the_expiry_task_is_cancelled_even_inside_a_pass() -> None:
             if len(calls) == 1:
                 raise RuntimeError("an unexpected error")
             inside.set()
-            await asyncio.sleep(3600)
+            await asyncio.sleep(3600)  # a pass that never ends: the cancellation under test
             return []
 
         table = SimpleNamespace(name="kauri", config=SimpleNamespace(session_seconds=0.2))

@@ -26,9 +26,11 @@ from tests.test_server import ROUND
 from tests.test_server_helpers import SUPERVISOR, in_thread, stacked
 
 CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(
-    not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"
-)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
+]
 ARGS = [
     "--headless",
     "--no-sandbox",

@@ -25,6 +25,8 @@ import websockets
 from pontoon.cli import main
 from tests.test_server_helpers import free_port, start_server
 
+pytestmark = pytest.mark.integration  # server processes (pontoon serve) on a store
+
 TABLES = ("t1", "t2", "t3", "t4")
 
 
@@ -63,7 +65,7 @@ async def _play(port: int, table: str, token: str, acked: dict[str, int], stop: 
                     continue
                 n += 1
                 msg["id"] = f"{table}-{time.monotonic_ns()}-{n}"
-                await asyncio.sleep(rng.uniform(0, 0.01))
+                await asyncio.sleep(rng.uniform(0, 0.01))  # a player's own pace, at random
                 await ws.send(json.dumps(msg))
                 while (m := json.loads(await ws.recv()))["type"] == "state":
                     state = m

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from tests.helpers import wait_until
+
 SUPERVISOR = "supervisor-secret-token"
 
 
@@ -38,8 +40,9 @@ def start_server(cwd: Path, port: int, options: Sequence[str]) -> subprocess.Pop
                 httpx.get(f"http://127.0.0.1:{port}/api/tables", timeout=1)
                 return proc
             except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+                assert time.monotonic() < deadline, "the server did not answer within 30 s"
+                assert proc.poll() is None, f"the server ended with {proc.returncode}"
+                time.sleep(0.1)  # (the poll's interval)
     except BaseException:
         proc.terminate()  # (a parent stops its children)
         try:
@@ -67,10 +70,7 @@ def in_thread(app: Any, **config: Any) -> Iterator[str]:
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert srv.started
+    wait_until(lambda: srv.started, 60, "uvicorn started in its thread")
     try:
         yield f"127.0.0.1:{port}"
     finally:

@@ -31,6 +31,7 @@ from pontoon.cli import main
 from pontoon.rules import load_rules
 from pontoon.server.limits import Limits, head_timeout
 from pontoon.server.table import TableConfig
+from tests.helpers import wait_until
 from tests.test_server_helpers import SUPERVISOR, free_port, stacked, start_server
 from tests.test_server_hostile import (  # the hostile suite's servers and its watch on them
     ONE_BOX,
@@ -39,10 +40,13 @@ from tests.test_server_hostile import (  # the hostile suite's servers and its w
     serve,  # noqa: F401 (a fixture)
 )
 
-pytestmark = pytest.mark.filterwarnings(
-    "error::pytest.PytestUnhandledThreadExceptionWarning",
-    "error::pytest.PytestUnraisableExceptionWarning",
-)
+pytestmark = [
+    pytest.mark.integration,  # the server, through uvicorn on loopback
+    pytest.mark.filterwarnings(
+        "error::pytest.PytestUnhandledThreadExceptionWarning",
+        "error::pytest.PytestUnraisableExceptionWarning",
+    ),
+]
 
 
 def _tables(n: int) -> list[TableConfig]:
@@ -179,7 +183,7 @@ def _trickle(host: str, head: bytes, every: float, timeout: float) -> float:
         try:
             for b in head:
                 s.sendall(bytes([b]))
-                time.sleep(every)
+                time.sleep(every)  # the trickle under test
                 if time.monotonic() - start > timeout:
                     raise AssertionError(f"still open after {timeout} s")
             s.settimeout(max(0.01, timeout - (time.monotonic() - start)))
@@ -214,7 +218,7 @@ def test_a_request_head_trickled_byte_by_byte_is_cut_off(serve: Any) -> None:
             assert time.monotonic() - start < 3.0
         # a WebSocket that got its head in time is not touched by the timer
         with srv.ws("kauri", srv.join("kauri", "ana")) as ws:
-            time.sleep(1.0)
+            time.sleep(1.0)  # the clock under test: past the head's 0.5 s
             ws.send(json.dumps({"type": "ping", "id": "p"}))
             assert _answer(ws)["type"] == "ok"
 
@@ -259,9 +263,7 @@ def test_a_cold_chart_is_computed_once_however_many_ask(
         askers = [threading.Thread(target=ask) for _ in range(8)]
         for a in askers:
             a.start()
-        deadline = time.monotonic() + 5
-        while not calls and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: calls, 30, "a chart asked for")
         for _ in range(8):  # the history's threads are free
             t0 = time.monotonic()
             assert srv.http.get("/api/tables/kauri/history").status_code == 200
@@ -338,10 +340,11 @@ def test_the_history_and_replays_name_only_the_asker(serve: Any) -> None:
             assert _answer(a)["type"] == "ok"
             a.send(json.dumps({"type": "deal", "id": "d"}))
             assert _answer(a)["type"] == "ok"
-        deadline = time.monotonic() + 20
-        while srv.http.get("/api/tables/t0/state").json()["phase"] != "over":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(
+            lambda: srv.http.get("/api/tables/t0/state").json()["phase"] == "over",
+            30,
+            "the round over",
+        )
         [watched] = srv.http.get("/api/tables/t0/history").json()
         assert watched["players"] == {} and "house" in watched
         [hers] = srv.http.get(f"/api/tables/t0/history?token={ana}").json()

@@ -236,6 +236,7 @@ def test_bad_input_exit_2_one_line(args: list[str], capsys: pytest.CaptureFixtur
     assert err.startswith("pontoon: ") and err.count("\n") == 1, err
 
 
+@pytest.mark.integration
 def test_a_dask_cluster_gives_the_same_answer(capsys: pytest.CaptureFixture[str]) -> None:
     distributed = pytest.importorskip("distributed")
     base = ["--rules", "nz-pontoon", "--strategy", "tests/data/sim/nz-pontoon.csv"]

@@ -18,8 +18,9 @@ from pontoon.sim.runner import chunk_keys
 
 
 def test_every_knob_is_compiled_or_cannot_change_a_simulated_round() -> None:
-    """DESIGN.md: the kernel holds no second opinion of a rule. A new knob fails here until
-    the kernel reads it (compiled.COMPILED) or it is shown not to matter (NOT_SIMULATED)."""
+    """The kernel holds no second opinion of a rule: it reads each from the rule set. A new
+    knob fails here until the kernel reads it (compiled.COMPILED) or it is shown not to
+    matter (NOT_SIMULATED)."""
     knobs = {f.name for f in dataclasses.fields(RuleSet)}
     assert knobs == C.COMPILED | C.NOT_SIMULATED
     assert not C.COMPILED & C.NOT_SIMULATED

@@ -31,7 +31,7 @@ from pontoon.store.verify import verify
 
 SCENARIOS = Path(__file__).parent / "data" / "scenarios"
 PG_ENV = "PONTOON_TEST_POSTGRES_URL"
-BACKENDS = ["sqlite", "postgresql"]
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
 
 
 @contextmanager

@@ -34,7 +34,10 @@ from pontoon.shoe import Shoe, seeded
 from pontoon.store.db import Store
 from pontoon.store.show import list_rounds
 from pontoon.store.verify import verify
+from tests.helpers import wait_until
 from tests.test_store import BACKENDS, fresh_database
+
+pytestmark = pytest.mark.integration  # pontoon play in a process, killed
 
 SEED = 7
 KILLS = 10
@@ -56,6 +59,13 @@ def _command(url: str) -> list[str]:
 def _env() -> dict[str, str]:
     root = str(Path(__file__).resolve().parent.parent)
     return {**os.environ, "PYTHONPATH": root, "PYTHONUNBUFFERED": "1", "COLUMNS": "100"}
+
+
+def _asleep(pid: int) -> bool:
+    """Whether the process's main thread is asleep (state S in ``/proc``: blocked, as on a
+    read of its input)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "S"
 
 
 def run_killed(
@@ -112,12 +122,13 @@ def run_killed(
             if deciding.wait(10):
                 break
         assert deciding.is_set(), "no decision was asked for"
-        time.sleep(0.2)  # it is now blocked on its input, in the middle of a round
+        # in the middle of a round: killed once it waits on its input (asleep in the read)
+        wait_until(lambda: _asleep(proc.pid), 30, "the session blocked on its input")
     elif early:
-        time.sleep(rng.uniform(0.05, 1.0))
+        time.sleep(rng.uniform(0.05, 1.0))  # the moment of the kill, at random: under test
     else:
         assert started.wait(60), "the session did not start"
-        time.sleep(rng.uniform(0.0, 0.4))
+        time.sleep(rng.uniform(0.0, 0.4))  # the moment of the kill, at random: under test
     running = proc.poll() is None
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(30)

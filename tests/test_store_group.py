@@ -17,6 +17,7 @@ from pontoon.store.db import ConflictError, Store, Written
 from pontoon.store.group import GroupWriter
 from pontoon.store.recorder import Prepared, RoundLog, TableLog
 from pontoon.store.verify import verify
+from tests.helpers import wait_until
 from tests.test_store import simple_move, url  # noqa: F401 - the fixture: both back ends
 
 TABLES = ("t1", "t2", "t3", "t4")
@@ -169,8 +170,6 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
     does it on its checkpoint thread (the writer copies the pages committed meanwhile), and
     the log starts again from its beginning, so it stays small however long the server
     writes. A log the writer kept ahead of is truncated."""
-    import time
-
     import pontoon.store.db as db
     import pontoon.store.writer as writer_module
     from pontoon.store.writer import Checkpoints
@@ -197,7 +196,7 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
             # for the whole loop (the log then kept every commit: not what this tests)
             running = writer._checkpoints._running if writer._checkpoints else None
             while running is not None and not running.done():
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0.001)  # (the poll's interval)
 
     monkeypatch.setattr(writer_module, "CHECKPOINT_SECONDS", 0.0)
     with Store(f"sqlite:///{tmp_path / 'own.db'}", own_checkpoints=True) as store:
@@ -216,10 +215,7 @@ def test_the_log_is_copied_back_on_a_thread_of_its_own_not_by_a_commit(
         for _ in range(3):
             p = log.prepare(_deposit("cat"))
             log.applied(p, own.append_many([p.batch])[0])  # type: ignore[arg-type]
-            deadline = time.monotonic() + 10
-            while own._running is not None:  # (the copy it began)
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
+            wait_until(lambda: own._running is None, 30, "the copy it began, done")
         frames, copied = store.checkpoint() or (0, 0)
         assert frames == copied and frames < 20  # one commit's pages, not the log's history
         own.close()
@@ -237,7 +233,6 @@ def test_pages_committed_during_a_copy_are_copied_by_the_writer_before_its_next_
     pages for the writer, which copies them before its next transaction — so that
     transaction starts the log again. (The copy is held on its thread until the commit.)"""
     import threading
-    import time
 
     import pontoon.store.writer as writer_module
     from pontoon.store.writer import Checkpoints
@@ -263,10 +258,8 @@ def test_pages_committed_during_a_copy_are_copied_by_the_writer_before_its_next_
         write()  # its commit begins a copy on the thread
         write()  # committed while the copy runs: its pages are not in that copy
         held.set()
-        deadline = time.monotonic() + 10
-        while not own._finish:  # the copy is done: the writer is to copy the rest
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        # the copy is done: the writer is to copy the rest
+        wait_until(lambda: own._finish, 30, "the copy done")
         write()  # the writer copies the last pages first
         assert who[0] is not threading.current_thread()
         assert who[1] is threading.current_thread()
@@ -321,13 +314,13 @@ def test_a_writer_process_that_dies_refuses_its_write_and_is_started_again(
         assert report.ok and report.balances["t1"]["player:ana"] == 300_000
 
 
+@pytest.mark.integration
 def test_the_writer_process_ends_with_its_parent_killed(tmp_path: Path) -> None:
     """A server killed with SIGKILL leaves no writer behind to commit after it (Linux)."""
     import os
     import signal
     import subprocess
     import sys
-    import time
 
     code = (
         "import sys, time\n"
@@ -335,7 +328,7 @@ def test_the_writer_process_ends_with_its_parent_killed(tmp_path: Path) -> None:
         "from pontoon.store.writer import WriterProcess\n"
         f"w = WriterProcess('sqlite:///{tmp_path / 's.db'}', None)\n"
         "print(w._proc.pid, flush=True)\n"
-        "time.sleep(60)\n"
+        "time.sleep(60)\n"  # (alive until it is killed)
     )
     Store(f"sqlite:///{tmp_path / 's.db'}").close()
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -343,13 +336,15 @@ def test_the_writer_process_ends_with_its_parent_killed(tmp_path: Path) -> None:
     child = int(parent.stdout.readline())
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 10
-    while Path(f"/proc/{child}").exists():
-        stat = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-        if stat[0] == "Z":  # ended (a zombie until init reaps it)
-            break
-        assert time.monotonic() < deadline, "the writer outlived its parent"
-        time.sleep(0.05)
+    wait_until(lambda: _ended(child), 30, "the writer ended with its parent")
+
+
+def _ended(pid: int) -> bool:
+    """Whether the process is gone, or ended (a zombie until init reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def test_a_writer_process_that_cannot_open_the_store_says_why(tmp_path: Path) -> None:

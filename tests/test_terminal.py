@@ -244,6 +244,7 @@ def test_bad_options_exit_2(
     assert message in err
 
 
+@pytest.mark.integration
 def test_console_script_with_piped_input() -> None:
     script = Path(sys.executable).parent / "pontoon"
     if not script.exists():

@@ -24,8 +24,11 @@ from fastapi.testclient import TestClient
 from pontoon.server.app import create_app
 from pontoon.store.accounts import Accounts, Role, hasher
 from pontoon.store.db import Store
+from tests.helpers import wait_until
 from tests.test_accounts import PASSWORD, login
 from tests.test_server_helpers import SUPERVISOR, serving
+
+pytestmark = pytest.mark.integration  # the server, served in this process
 
 RULES = "classic-blackjack"
 START = {"rules": RULES, "hands": 3, "seed": 1}
@@ -166,10 +169,7 @@ def test_the_worker_ends_with_the_server_killed(tmp_path: Path) -> None:
     with server.stdout:  # (not read to its end: the worker holds it open while it lives)
         pid = int(server.stdout.readline())
     assert server.wait(60) == -signal.SIGKILL
-    deadline = time.monotonic() + 10
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not Path(f"/proc/{pid}").exists(), f"the worker {pid} outlived its server"
+    wait_until(lambda: not Path(f"/proc/{pid}").exists(), 30, f"the worker {pid} gone too")
 
 
 def test_an_accounts_drills_are_bounded(client: TestClient) -> None:
@@ -210,7 +210,8 @@ def test_one_step_at_a_time_per_account_and_a_bounded_queue(client: TestClient) 
     slow = {"rules": "nz-pontoon", "hands": 2, "seed": 1}
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(client.post, "/api/train", json=slow, headers=ana)
-        time.sleep(0.5)
+        drills = client.app.state.drills  # type: ignore[attr-defined]
+        wait_until(lambda: drills.waiting, 30, "ana's first step sent to the worker")
         assert not first.done()
         r = client.post("/api/train", json=START, headers=ana)
         assert r.status_code == 429 and "one step at a time" in r.text, r.text
@@ -220,6 +221,7 @@ def test_one_step_at_a_time_per_account_and_a_bounded_queue(client: TestClient) 
     assert client.post("/api/train", json=START, headers=ben).status_code == 200
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="chromium is not installed")
 def test_the_page_in_accounts_mode(url: str, tmp_path: Path) -> None:
     """Logged out, the page says to log in and deals nothing; logged in (the table page's

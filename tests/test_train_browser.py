@@ -22,6 +22,8 @@ from tests.test_server import ROUND
 from tests.test_server_browser import ARGS, CHROMIUM, _serving, artifacts  # noqa: F401
 from tests.test_server_helpers import SUPERVISOR
 
+pytestmark = pytest.mark.integration  # the server, served in this process
+
 
 def _step(page: Page, do: object) -> None:
     v = page.get_attribute("body", "data-version")
@@ -29,6 +31,7 @@ def _step(page: Page, do: object) -> None:
     page.wait_for_selector(f"body:not([data-version='{v}'])", timeout=60_000)
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 def test_a_drill_in_the_browser(tmp_path: Path, artifacts: Path) -> None:  # noqa: F811
     with (
