@@ -130,3 +130,48 @@ def test_a_round_played_with_the_keyboard_alone(tmp_path: Path, artifacts: Path)
         assert "ana" in heard and "your balance is" in heard, heard
         page.screenshot(path=str(artifacts / "keyboard-round.png"))
         browser.close()
+
+
+def _serious(page: Page) -> list[str]:
+    """axe-core's serious and critical findings on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)])
+def test_every_page_in_each_state_passes_axe(tmp_path: Path, width: int, height: int) -> None:
+    pytest.importorskip("axe_playwright_python")
+    with (
+        _serving(tmp_path / "a.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+        found: dict[str, list[str]] = {}
+        page.goto(url)
+        page.wait_for_selector(".box")
+        found["table, watching"] = _serious(page)
+        page.fill("#player-name", "ana")
+        page.click("#join-button")
+        page.wait_for_selector("body[data-version]")
+        found["table, seated"] = _serious(page)
+        _step(page, lambda: page.click('.box[data-box="4"]'))
+        found["table, betting"] = _serious(page)
+        _step(page, lambda: page.click('button[data-action="deal"]'))
+        found["table, dealt (insurance offered)"] = _serious(page)
+        for action in ("no-insurance", "split", "double", "stand"):
+            _step(page, lambda a=action: page.click(f'button[data-action="{a}"]'))
+        page.wait_for_selector("body[data-phase='over']")
+        found["table, settled"] = _serious(page)
+        for other in ("train", "recall", "pit"):
+            page.goto(url + other)
+            page.wait_for_load_state("networkidle")
+            found[other] = _serious(page)
+        browser.close()
+    assert {k: v for k, v in found.items() if v} == {}
