@@ -58,7 +58,8 @@ def csrf_of(token: str) -> str:
 
 
 class Door:
-    """Who comes in: logins (throttled per name, and per address with ``throttle``, the
+    """The way in, in accounts mode: who a request comes from (the cookie's account), logins
+    (throttled per name, and per address with ``throttle``, the
     server's failed authentications) off the event loop, and the cookie's account.
     ``wallets``: the server's copy of the players' balances, kept current by the cashier."""
 

@@ -33,7 +33,7 @@ from pontoon.store.signing import RecordKeys
 from . import routes
 from .accounts import Door
 from .errors import Refused, RequestError, error_reply, status_of
-from .forward import Forward
+from .forward import PassToOwner
 from .hub import Hub
 from .limits import Limits
 from .operator import OperatorConfig
@@ -51,11 +51,11 @@ from .train import Drills
 from .web import Headers, Hosts
 
 # The cyclic collector's thresholds while serving (Python's default: 700, 10, 10). A young
-# collection every 700 container allocations came every few actions; each stopped the event
-# loop and the store's writer together (the GIL), and the acknowledgements waiting on them
-# came late in a bunch: the bench's p99 after its start, 50 x 3 with accounts, 24-32 ms at
-# 700 and 18-22 ms at 100,000 in alternated runs (docs/server.md). The objects a round makes
-# are freed by their reference counts; few cycles are left for the collector.
+# collection every 700 container allocations came every few actions; each stopped the event loop and
+# the store's writer together (the GIL), and the acknowledgements waiting on them came late in a
+# bunch: the bench's p99 after its start, 50 x 3 with accounts, 24-32 ms at 700 and 18-22 ms at
+# 100,000 in alternated runs (docs/operators/deploying.md). The objects a round makes are freed by
+# their reference counts; few cycles are left for the collector.
 GC_THRESHOLDS = (100_000, 20, 100)
 
 
@@ -247,7 +247,7 @@ def create_app(
         return await h.tenure.address_of(table)
 
     if leasing is not None:
-        app.add_middleware(Forward, where=where, hosts=setup.hosts, passed=setup.passed)
+        app.add_middleware(PassToOwner, where=where, hosts=setup.hosts, passed=setup.passed)
     if setup.hosts:
         app.add_middleware(Hosts, hosts=setup.hosts)
     app.add_middleware(Headers)

@@ -1,6 +1,9 @@
-"""Bringing a client to its table's owner: any process of several on one store answers a
-request for a table another process holds by passing it on (an HTTP request, or a WebSocket
-pumped both ways), so a page or a bot may connect to any of them.
+"""Requests passed on to their table's owner (:class:`PassToOwner`): any process of several
+on one store answers a request for a table another process holds by passing it on (an HTTP
+request, or a WebSocket pumped both ways), so a page or a bot may connect to any of them.
+(:mod:`pontoon.server.handoff` brings most connections to the owner before they are read;
+this is for the rest: a connection kept alive across tables, a lease that moved since, a
+server of several started without ``--processes``.)
 
 Passed on: ``/api/tables/{t}/…``, ``/api/pit/tables/{t}`` and ``/ws/{t}`` for a configured
 table ``t`` this process does not hold. The owner sees the client's address in
@@ -45,9 +48,9 @@ CLOSE_NOT_PEER = 4403  # a socket at a child's own port with no valid proof
 OPEN = {("GET", "/api/stats"), ("HEAD", "/api/stats")}
 
 
-class Forward:
-    """ASGI middleware: ``where(table)`` is the address of the process serving ``table`` when
-    that is another process (else None: answered here)."""
+class PassToOwner:
+    """ASGI middleware that passes a request for a table another process holds on to that
+    process: ``where(table)`` is its address (None: the table is answered here)."""
 
     def __init__(
         self,

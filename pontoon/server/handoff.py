@@ -1,5 +1,7 @@
-"""``pontoon serve --processes N``: each new connection handed to the process that holds its
-table, so that a player's socket ends where the table is (no process in between).
+"""Connections handed to their table's owner as they come (``pontoon serve --processes N``):
+the parent gives each new connection's socket to the child that holds its table, so that a
+player's socket ends where the table is (no process in between; what still reaches another
+child is passed on by :mod:`pontoon.server.forward`).
 
 The parent accepts on the public address and peeks at the request's first line without
 reading it (``MSG_PEEK``: the bytes stay for the child to read): ``/ws/{table}``,
@@ -59,9 +61,10 @@ def table_of(head: bytes) -> str | None:
 
 
 class Router:
-    """The parent's side: accepts on ``listener`` and hands each connection to a child's
-    Unix socket (``children[i]``, which the caller replaces when it starts a child again);
-    ``owners()`` gives each table's holder as the index of a child."""
+    """The parent's router of new connections, each to the child holding its table: accepts on
+    ``listener`` and hands each connection to a child's Unix socket (``children[i]``, which the
+    caller replaces when it starts a child again); ``owners()`` gives each table's holder as the
+    index of a child."""
 
     def __init__(
         self,

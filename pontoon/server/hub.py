@@ -42,16 +42,16 @@ CLOSE_REPLACED = 4409  # a socket closed because its session opened one too many
 CLOSE_REVOKED = 4401  # a socket closed because its account's sessions were ended
 REVOKED = "{}'s sessions were ended (logged out, paused, disabled or changed): log in again"
 
-# the name operators' logging configurations know (docs/server.md): the hub was app.py's
+# the logger name operators' logging configurations know (the hub was app.py's once)
 log = logging.getLogger("pontoon.server.app")
 
 
 class Hub:
-    """The server's tables and sessions. With ``accounts`` (accounts mode) people log in,
-    staff by their roles, and each player's built-in wallet stands behind every table
-    (``wallets``, kept current by every write); there is no supervisor's token. Without, a
-    name is enough to sit down with play money, and the supervisor's token opens the
-    procedures."""
+    """The tables this process serves and the sessions at them: who may act at which table, and
+    every message a client sends applied (:meth:`handle`). With ``accounts`` (accounts mode) people
+    log in, staff by their roles, and each player's built-in wallet stands behind every table
+    (``wallets``, kept current by every write); there is no supervisor's token. Without, a name is
+    enough to sit down with play money, and the supervisor's token opens the procedures."""
 
     def __init__(
         self,

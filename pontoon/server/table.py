@@ -2,18 +2,18 @@
 
 Every change happens under the table's :attr:`Table.lock`, one at a time; it is committed to
 the store (write-ahead) before anybody is told of it. A state document never holds an undealt
-card, the shoe, a burnt card or the hole card. It holds the commitment to the shoe in play, recorded
-before its first card left it, and the shoes revealed last (``fairness``,
-docs/operators/fairness.md): a round opens with the shuffle it needs (:meth:`Round.ready_shoe`), so
-the new shoe's commitment is shown before the bets and the deal; the pit boss's close reveals the
-shoe (a ``disclose`` event outside any round, once no round is in play), and the table shuffles anew
-when it opens again.
+card, the shoe, a burnt card or the hole card. It holds the commitment to the shoe in play,
+recorded before its first card left it, and the shoes revealed last (``fairness``,
+docs/operators/fairness.md): a round opens with the shuffle it needs
+(:meth:`Round.ready_shoe`), so the new shoe's commitment is shown before the bets and the
+deal; the pit boss's close reveals the shoe (a ``disclose`` event outside any round, once no
+round is in play), and the table shuffles anew when it opens again.
 
 Its parts: what it is made of (:mod:`pontoon.server.table_config`), what it tells each
-client (:mod:`pontoon.server.table_state`), and its timer with the interrupted-round policy
-(:mod:`pontoon.server.table_timer`), and the operator's wallet's debits
-(:mod:`pontoon.server.table_wallet`); the table applies, commits and tells.
-
+client (:mod:`pontoon.server.table_state`), its timer with the interrupted-round policy
+(:mod:`pontoon.server.table_timer`), and its debits from an operator's wallet
+(:mod:`pontoon.server.table_wallet`); the table itself takes its players in and out,
+applies their messages, commits and reveals.
 """
 
 from __future__ import annotations
@@ -55,10 +55,12 @@ between rounds, the shoe's (the next round may open with a shuffle)."""
 
 
 class Table:
-    """``wallets``: the players' built-in wallets (account -> balance, shared by the tables
-    and kept current by every write): a wager beyond a player's money at the table is debited
-    from the wallet in the transaction of its event, and what a round leaves a player goes
-    back to the wallet when the round ends. None: play money, a bankroll at joining."""
+    """One table: its round, its players and its record, every change applied under its lock
+    and committed before it is told. ``wallets``: the players' built-in wallets (account ->
+    balance, shared by the tables and kept current by every write): a wager beyond a player's
+    money at the table is debited from the wallet in the transaction of its event, and what a
+    round leaves a player goes back to the wallet when the round ends. None: play money, a
+    bankroll at joining."""
 
     def __init__(
         self,

@@ -178,7 +178,7 @@ class TableView:
             "notes": t.notes[-5:],
             "result": dict(t.last_result),
             "fairness": {
-                "commitment": t.shoe.commitment,  # the shoe in play (docs/fairness.md)
+                "commitment": t.shoe.commitment,  # the shoe in play (docs/operators/fairness.md)
                 "revealed": [r.to_dict() for r in t.revealed],
             },
         }

@@ -44,13 +44,14 @@ class Leasing:
 
 
 class Tenure:
-    """The leases of one process. ``open(name, fence)`` serves a table taken (its writes carry
-    ``fence``); ``drop(name)`` stops serving one lost; ``idle(name)``: the table is between
-    rounds. Each process beats in the store while it runs, and takes its part of the tables
-    (1/N of them, rounded up, N the processes alive, or ``processes`` if more), and more only
-    of a table left unheld for a whole pass: a table whose owner died goes to one with room
-    first. A process holding more than its part (one joined, or came back) gives back the
-    tables over it that are between rounds, at each pass."""
+    """The tables this process holds by lease, one of several processes on one store: taken,
+    renewed, given back and taken over, a pass every third of the lease. ``open(name, fence)``
+    serves a table taken (its writes carry ``fence``); ``drop(name)`` stops serving one lost;
+    ``idle(name)``: the table is between rounds. Each process beats in the store while it runs, and
+    takes its part of the tables (1/N of them, rounded up, N the processes alive, or ``processes``
+    if more), and more only of a table left unheld for a whole pass: a table whose owner died goes
+    to one with room first. A process holding more than its part (one joined, or came back) gives
+    back the tables over it that are between rounds, at each pass."""
 
     def __init__(
         self,

@@ -167,7 +167,7 @@ async def round_doc(rid: int, request: Request, token: str | None = None) -> dic
 
 
 async def revealed_shoe(name: str, seq: int, request: Request) -> dict[str, Any]:
-    """A shoe the table revealed at event ``seq``, to check (docs/fairness.md): the text
+    """A shoe the table revealed at event ``seq``, to check (docs/operators/fairness.md): the text
     revealed, the commitment it answers, the cards the record shows leaving that shoe
     and the check's problems. Nobody's name is in it. 409 while the round it was
     revealed in is in play (a hole card of that shoe may still be face down)."""
