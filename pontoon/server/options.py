@@ -47,6 +47,7 @@ def store_url(db: str) -> str:
     return db if "://" in db else f"sqlite:///{db}"
 
 
+# long: one declaration per option of pontoon serve, in the order --help lists them
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=whole, default=8000, help="port (default 8000)")

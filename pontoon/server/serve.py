@@ -17,6 +17,8 @@ from .options import LIMIT_OPTIONS, OPERATOR_ENV, TOKEN_ENV, listen, store_url, 
 from .table_config import TableConfig
 
 if TYPE_CHECKING:
+    import socket
+
     from .tenure import Leasing
 
 
@@ -192,7 +194,7 @@ def _leasing(args: argparse.Namespace) -> Leasing | None:
 
 def serve(args: argparse.Namespace) -> int:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 (the server extra is there: checked before anything starts)
 
         from .app import create_app
     except ImportError as exc:  # pragma: no cover - the extra is missing
@@ -271,6 +273,19 @@ def serve(args: argparse.Namespace) -> int:
         print("accounts: log in at the page; staff with pontoon staff add", flush=True)
     elif not given:
         print(f"supervisor token: {token}", file=sys.stderr, flush=True)
+    return _run(app, args, limit, sockets, handoff)
+
+
+def _run(
+    app: Any,
+    args: argparse.Namespace,
+    limit: Limits,
+    sockets: list[socket.socket] | None,
+    handoff: socket.socket | None,
+) -> int:
+    """Serve ``app`` with uvicorn on ``sockets`` (a child of ``--processes``: also the
+    connections its parent hands it over ``handoff``) until it stops."""
+    import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     config: Any = uvicorn.Config(
