@@ -175,3 +175,34 @@ def test_every_page_in_each_state_passes_axe(tmp_path: Path, width: int, height:
             found[other] = _serious(page)
         browser.close()
     assert {k: v for k, v in found.items() if v} == {}
+
+
+@pytest.mark.parametrize(("width", "height"), [(360, 740), (844, 390), (768, 1024)])
+def test_the_other_pages_fit_every_screen(
+    tmp_path: Path, artifacts: Path, width: int, height: int
+) -> None:
+    """The drill, recall and pit pages: no sideways scrolling, no control under 44 x 44."""
+    with (
+        _serving(tmp_path / "o.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ctx = browser.new_context(
+            viewport={"width": width, "height": height}, is_mobile=True, has_touch=True
+        )
+        page = ctx.new_page()
+        for other in ("train", "recall", "pit"):
+            page.goto(url + other)
+            page.wait_for_load_state("networkidle")
+            page.screenshot(path=str(artifacts / f"{other}-{width}x{height}.png"))
+            wide = page.evaluate("document.scrollingElement.scrollWidth")
+            assert wide <= width, f"{other}: {wide} px wide on a {width} px screen"
+            small = page.evaluate(
+                """() => [...document.querySelectorAll("button, select, input, a")]
+                    .filter((e) => e.offsetParent !== null)
+                    .filter((e) => { const r = e.getBoundingClientRect();
+                                     return r.width < 44 || r.height < 44; })
+                    .map((e) => e.id || e.textContent.trim())"""
+            )
+            assert small == [], f"{other}: {small}"
+        browser.close()
