@@ -206,3 +206,43 @@ def test_the_other_pages_fit_every_screen(
             )
             assert small == [], f"{other}: {small}"
         browser.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)])
+def test_the_limits_and_reality_dialogs_fit_and_pass_axe(
+    tmp_path: Path, artifacts: Path, width: int, height: int
+) -> None:
+    """Accounts mode: the player's limits dialog and the reality check's dialog fit the screen
+    and have no serious or critical axe-core finding."""
+    pytest.importorskip("axe_playwright_python")
+    import time
+
+    from pontoon.store.roles import Role
+    from tests.test_accounts_browser import _accounts_table, _cashier, _log_in
+
+    with _accounts_table(tmp_path / "l.db", (("tama", Role.CASHIER),)) as (app, base, browser):
+        page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+        page.goto(base + "/")
+        _log_in(page, "ana", register=True)
+        _cashier(base, "deposit", 5000, "receipt-1")
+        page.click("#limits-button")
+        page.wait_for_selector("#limits-dialog[open]")
+        row = '#limits-table tr[data-kind="reality-minutes"]'
+        page.fill(row + " input", "30")
+        page.click(row + " button:has-text('Set')")
+        page.wait_for_selector(row + " td.now:has-text('30 minutes')")
+        page.screenshot(path=str(artifacts / f"limits-{width}x{height}.png"))
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+        assert _inside(page, "#limits-dialog", width, height)
+        found = {"limits": _serious(page)}
+        page.click("#limits-close")
+        page.click("#join-button")
+        page.wait_for_selector("body[data-version]")
+        _step(page, lambda: page.click('.box[data-box="1"]'))
+        app.state.hub.door.clocks.clock = lambda: time.time() + 31 * 60
+        page.click('.box[data-box="2"]')
+        page.wait_for_selector("#reality-dialog[open]")
+        page.screenshot(path=str(artifacts / f"reality-{width}x{height}.png"))
+        assert _inside(page, "#reality-dialog", width, height)
+        found["reality check"] = _serious(page)
+        assert {k: v for k, v in found.items() if v} == {}
