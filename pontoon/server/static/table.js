@@ -4,9 +4,7 @@ const CHIPS = [500, 1000, 2500, 5000];
 // a key's actions, the first legal one taken (surrender and rescue are never both legal)
 const KEYS = { h: ["hit"], s: ["stand"], d: ["double"], p: ["split"], r: ["surrender", "rescue"],
   i: ["insure"], n: ["no-insurance", "decline"] };
-const LABELS = { hit: "Hit", stand: "Stand", double: "Double", split: "Split",
-  surrender: "Surrender", insure: "Insure", "no-insurance": "No insurance", decline: "Decline",
-  refuse: "Refuse", rescue: "Rescue", void: "Void hand", complete: "Complete hand" };
+const LABELS = WORDS.actions;
 let ws = null, state = null, table = null, token = null, chip = 1000, endsAt = null, chart = null;
 let seq = 0, sent = {}, answered = 0;
 // accounts mode: people log in; the socket and requests carry the session's cookie (no token)
@@ -139,7 +137,7 @@ function connect(t, tok) {
       // left, from this tab or another: back to watching
       sessionStorage.removeItem("pontoon-token-" + t);
       token = null; ws = null;
-      say(accounts ? "You left the table" : `You left the table: ${money(m.cashed_out)} cashed out`);
+      say(WORDS.left(accounts ? null : m.cashed_out));
       if (accounts) whoAmI();
       watch();
     } else if (m.type === "ok") { say(""); }
@@ -183,10 +181,9 @@ function render() {
     $("account-name").textContent = `${me.name} (${me.role}) · wallet ${money(s.balance)}`;
   }
   const staff = ["dealer", "pitboss", "cashier"].includes(s.role);
-  $("me").textContent = s.role === "supervisor" ? `Supervisor at ${s.table}`
-    : staff ? `${s.you}, ${s.role} at ${s.table} · round ${s.round}`
-    : watcher ? `watching ${s.table} · round ${s.round}`
-    : `${s.you} at ${s.table} · round ${s.round}`;
+  $("me").textContent = s.role === "supervisor" ? WORDS.me.supervisor(s.table)
+    : staff ? WORDS.me.staff(s.you, s.role, s.table, s.round)
+    : watcher ? WORDS.me.watching(s.table, s.round) : WORDS.me.player(s.you, s.table, s.round);
   $("supervisor").hidden = s.role !== "supervisor";
   $("leave-button").hidden = s.role !== "player";
   // dealer
@@ -202,9 +199,9 @@ function render() {
     const b = byNo[n];
     const d = el("div", b ? "box" : "box empty");
     d.dataset.box = n;
-    d.append(el("div", "box-no", `box ${n}` + (b ? ` · ${b.seated}` : "")));
+    d.append(el("div", "box-no", WORDS.box(n, b ? b.seated : null)));
     const betting = s.phase === "betting" || s.phase === "idle" || s.phase === "over";
-    if (!b) d.append(el("div", "seat", betting && !watcher ? "empty seat: bet to sit" : "empty seat"));
+    if (!b) d.append(el("div", "seat", betting && !watcher ? WORDS.seat.open : WORDS.seat.empty));
     if (b) {
       if (b.players.includes(s.you)) d.classList.add("mine");
       if (aw && aw.box === n) d.classList.add("turn");
@@ -243,16 +240,13 @@ function render() {
   // whose turn, countdown
   let turn = "";
   if (watcher && !aw) {
-    turn = !accounts ? "Type your name and sit down, then pick a chip and click a box"
-      : me ? "Sit down, then pick a chip and click a box" : "Log in (or register) to sit down";
+    turn = !accounts ? WORDS.turn.named : me ? WORDS.turn.sitDown : WORDS.turn.logIn;
   }
-  else if (s.phase === "idle" || s.phase === "over") turn = "Place your bets: pick a chip, click a box";
+  else if (s.phase === "idle" || s.phase === "over") turn = WORDS.turn.bets;
   else if (aw) {
     const who = aw.players.join(", ");
-    turn = { betting: `Betting: ${who}`, decide: `Box ${aw.box}: ${who} to play`,
-      follow: `Box ${aw.box}: ${who} may ${aw.follow} too`, insurance: `Insurance: ${who}`,
-      choose: `${who}: void or complete` }[aw.kind] || who;
-    if (aw.players.includes(s.you)) turn = "Your turn — " + turn;
+    turn = (WORDS.turn.kinds[aw.kind] || ((_box, w) => w))(aw.box, who, aw.follow);
+    if (aw.players.includes(s.you)) turn = WORDS.turn.yours + turn;
   }
   $("turn").textContent = turn;
   endsAt = s.deadline_ms === null ? null : Date.now() + s.deadline_ms;
@@ -271,7 +265,7 @@ function render() {
       b.type = "button";
       b.dataset.chip = c;
       b.setAttribute("aria-pressed", c === chip ? "true" : "false");
-      b.setAttribute("aria-label", `chip ${money(c)}`);
+      b.setAttribute("aria-label", WORDS.chip(money(c)));
       b.addEventListener("click", () => { chip = c; render(); });
       chips.append(b);
     }
@@ -282,7 +276,7 @@ function render() {
   actions.innerHTML = "";
   const mine = s.boxes.some((b) => b.players.includes(s.you));
   if (s.phase === "betting" && (mine || s.role === "dealer")) {  // 8.2: no more bets
-    const b = el("button", "", "Deal ");
+    const b = el("button", "", WORDS.deal + " ");
     b.dataset.action = "deal";
     b.append(el("kbd", "", "Enter"));
     b.addEventListener("click", () => send({ type: "deal" }));
@@ -358,7 +352,7 @@ function announce(prev, s) {
   if (same && prev.phase === "betting" && s.phase !== "betting") lines.push(WORDS.noMoreBets);
   const aw = s.awaiting, was = same ? prev.awaiting : null;
   if (aw && JSON.stringify(aw) !== JSON.stringify(was) && aw.kind !== "betting") {
-    const what = $("turn").textContent.replace(/^Your turn — /, "");
+    const what = $("turn").textContent.replace(WORDS.turn.yours, "");
     const seconds = s.deadline_ms === null ? null : Math.ceil(s.deadline_ms / 1000);
     if (aw.players.includes(s.you)) {
       if (aw.kind === "insurance" || s.legal.some((m) => m.action === "insure")) lines.push(WORDS.offer.insurance);
