@@ -1,4 +1,4 @@
-"""The interrupted-round policy (knob ``interrupted``, assumed; docs/server.md): a dealt round
+"""The interrupted-round policy (``interrupted``, assumed; docs/operators/deploying.md): a round
 in which nothing has been recorded for ``interrupted_minutes`` — its seated player gone, or the
 table back from a failure too late — is resumed (the default: 16.5, 16.6 as before), voided
 (16.5) or completed by the optimal chart, recorded with the reason; the store verifies and

@@ -183,7 +183,7 @@ def _stall(url: str, pid: int) -> None:
     stopped — the renewal then goes through, and the transaction stays open, holding the row,
     until the database ends it (``stalled_after``). On SQLite, outside any: one stopped inside
     a write holds the file's lock, which nothing can take from it, and every other process
-    waits until it wakes (docs/server.md); the test's own write lock keeps it out of one."""
+    waits till it wakes (docs/operators/deploying.md); the test's write lock keeps it out of one."""
     with Store(url) as store, store.write() as conn:
         if store.dialect == "postgresql":
             conn.execute(select(tables.c.id).where(tables.c.id == "kauri").with_for_update())
@@ -226,7 +226,7 @@ def test_a_killed_owner_is_replaced_and_a_stalled_one_is_refused(
                 assert _playing(at_a, token)
             a.kill()  # SIGKILL: its lease lapses, b takes the table
             took = _until(lambda: _serves(at_b), 10.0)
-            # (the margin is for a loaded host: bench/ and docs/server.md measure failover)
+            # (the margin is for a loaded host: docs/operators/deploying.md, Failover)
             assert took <= LEASE + LEASE / 3 + 3.0, took
             state = _state(at_b, token)  # the round, resumed where a left it
             assert state["phase"] == "playing" and state["awaiting"]["box"] == 1

@@ -207,7 +207,7 @@ def test_no_state_reveals_the_shoe_or_a_hole_card(db: Path) -> None:
                 assert "card" not in e
         assert not {"shoe", "remaining", "hole_card", "cards_left"} & set(s)
         assert "None" not in str([e["text"] for e in s["events"]])
-        # the shoe's commitment, and nothing of its order or salt (docs/fairness.md)
+        # the shoe's commitment, and nothing of its order or salt (docs/operators/fairness.md)
         assert re.fullmatch("[0-9a-f]{64}", s["fairness"]["commitment"])
         assert not {"order", "salt", "text"} & set(s["fairness"])
         assert all("detail" not in e for e in s["events"] if e["kind"] == "disclose")

@@ -1,5 +1,5 @@
 """Each shoe committed to before its first card leaves it and revealed when it ends
-(docs/fairness.md): at every kind of shuffle, in the record, in the stored shoe, at the table
+(docs/operators/fairness.md): at every shuffle, in the record, in the stored shoe, at the table
 server (a player's state, the pit boss's close, the check the page runs) and at the terminal."""
 
 from __future__ import annotations
