@@ -96,6 +96,7 @@ def test_strategy_csv_reads_back_with_the_same_value(
     assert chart.code("PA", 6) == "P"
 
 
+@pytest.mark.slow
 def test_rescue_rows_are_written_and_read_back_with_the_same_value(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

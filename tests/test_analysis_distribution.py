@@ -101,6 +101,7 @@ def assert_exact_mean(ev: float, d: RoundDistribution) -> None:
     assert d.dist.probs.min() > -1e-15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("preset", "strategy", "post_split"),
     [
@@ -123,6 +124,7 @@ def test_the_mean_is_analyze_expected_value(preset: str, strategy: str, post_spl
         assert mean == pytest.approx(a.ev_by_up[u], abs=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "knobs",
     [
@@ -225,6 +227,7 @@ def test_9_2_9_4_13_7_one_hand_distribution_agrees_with_the_round_engine(
 # Each game's tests together: the dealer's tables of one shoe are kept for two shoes at a time
 # (pontoon.analysis.game), and this game is also Farmer's late-surrender row below (one
 # analysis for both: ``analysed``).
+@pytest.mark.slow
 def test_peek_game_with_late_surrender_and_the_insured_round() -> None:
     ev, d = dist_of("classic-blackjack", surrender="late", split_max_hands=2)
     assert_exact_mean(ev, d)
@@ -429,6 +432,7 @@ def test_split_hands_played_forwards_as_each_pair_is_valued(preset: str) -> None
     np.testing.assert_allclose(now.probs, later.probs, rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_a_suit_configuration_keeps_its_chance_when_the_completing_rank_is_gone() -> None:
     """One Spanish deck, a split 7-7 against a dealer's 7: a hand of the pair card and the
     last 7 can never be 7-7-7, yet the configuration of its suits keeps its chance (it was

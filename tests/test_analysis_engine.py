@@ -212,6 +212,7 @@ def test_a_split_on_a_shoe_of_fractional_cards_has_every_context_it_reaches() ->
     assert np.isfinite(game.shoe.counts).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("preset", "knobs", "strategy"),
     [

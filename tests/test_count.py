@@ -41,6 +41,7 @@ def classic_effects() -> Effects:
     return effects_of_removal(load_rules("classic-blackjack", FAST), "basic", workers=2)
 
 
+@pytest.mark.slow
 def test_a_whole_deck_removed_is_the_game_of_one_deck_fewer() -> None:
     """Any shoe: removing one of every card of a deck leaves exactly the shoe of one deck
     fewer (both decks: the standard and the Spanish, whose 6-7-8 pay by suits, 11.1)."""
@@ -71,6 +72,7 @@ def test_ten_pairs_of_one_rank_against_a_ten() -> None:
     assert q[4] == pytest.approx(23 / 71, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_effects_of_removal_sum_to_zero_and_give_the_simulated_ev_near_zero() -> None:
     """One nz-pontoon analysis (the costliest fixture of the suite: one test, so that it is
     never made twice on two workers), two checks.
@@ -235,6 +237,7 @@ def test_analyze_removed_from_the_command_line(capsys: pytest.CaptureFixture[str
     assert "stand" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_hi_lo_indices_against_the_illustrious_18() -> None:
     """Six-deck classic blackjack, hi-lo: each of the eighteen most valuable published indices
     (tests/data/reference/illustrious_18.csv) within 1 of ours, the same plays either side."""
@@ -281,6 +284,7 @@ def _play(
     return simulate(job, rounds, 11, workers=2, progress=False)
 
 
+@pytest.mark.slow
 def test_an_index_chart_by_depth_plays_the_nearest_depths_charts() -> None:
     """Indices by depth: the kernel plays the charts of the depth nearest the part of the shoe
     left at the deal. Charts for 75 % and 25 % left, the deep ones standing on every hard
@@ -322,6 +326,7 @@ def test_an_index_chart_of_the_charts_own_plays_deals_the_plain_game() -> None:
     assert np.array_equal(plain.result.acc, copy.result.acc)
 
 
+@pytest.mark.slow
 def test_nz_pontoon_index_chart_wins_more_at_the_same_count_and_ramp() -> None:
     """nz-pontoon: the index chart `count indices` writes for a count balanced on the Spanish
     deck (examples/: hi-lo with the nines -1 too, its ramp 1-8, sitting out below 0), played
@@ -352,6 +357,7 @@ def test_index_chart_files_are_checked(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["simulate", "--rounds", "10", "--indices", str(good)]) == 2  # no --count
 
 
+@pytest.mark.slow
 def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     """count ramp: Kelly bets in whole chips within the spread; SCORE = DI^2 and N0 = 10^6 /
     DI^2 (Schlesinger's definitions); a flat bet on a game the house wins ruins for sure."""
@@ -390,6 +396,7 @@ def test_bet_ramp_and_its_risk(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"bets", "win_per_100", "sd_per_100", "score", "n0", "risk_of_ruin"} <= set(doc)
 
 
+@pytest.mark.slow
 def test_risk_of_ruin_within_a_session_closed_form_and_simulated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -404,6 +411,7 @@ def test_risk_of_ruin_within_a_session_closed_form_and_simulated(
     assert abs(sim["risk"] - doc["risk_of_ruin_within"]) < 3 * sim["stderr"]
 
 
+@pytest.mark.slow
 def test_risk_of_ruin_without_end_and_with_more_boxes_at_high_counts_simulated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -463,6 +471,7 @@ def test_12_rescue_rows_take_indices_and_simulate_plays_them() -> None:
     assert len(COUNTS) == K.TCBINS
 
 
+@pytest.mark.slow
 def test_indices_by_simulation_random_plays_at_the_first_decision(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -31,6 +31,7 @@ def nz() -> dict[str, Any]:
     return par_sheet(rep, Operator(), effs).to_json()
 
 
+@pytest.mark.slow
 def test_par_json_has_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["par", *FAST, "--no-effects", "--json", "--rounds", "300000", "--workers", "1"])
     out, _ = capsys.readouterr()

@@ -1164,6 +1164,7 @@ def test_random_rounds_keep_every_invariant(
     play_session(rules, seed, rounds, bias, irregular)
 
 
+@pytest.mark.slow
 @settings(PROPERTY_SETTINGS, max_examples=max(1, EXAMPLES // 10))
 @given(
     preset=st.sampled_from(PRESETS),
@@ -1209,6 +1210,7 @@ def test_stacked_shoe_super_bonus_and_pontoons(rules: RuleSet, seed: int) -> Non
 
 
 # ---------------------------------------------------------------------------- fixed seeds
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_fixed_seed_first_legal_move_2000_rounds(preset: str) -> None:
     """2,000 rounds, one box, the first legal move every time: easy to rerun on a failure."""
@@ -1229,6 +1231,7 @@ def test_fixed_seed_first_legal_move_2000_rounds(preset: str) -> None:
         check_end(rnd, shoe)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_fixed_seed_full_table_random_moves(preset: str) -> None:
     """A full table with players behind, random moves and illegal attempts, fixed seeds."""
@@ -1236,6 +1239,7 @@ def test_fixed_seed_full_table_random_moves(preset: str) -> None:
     assert play_session(rules, seed=7, rounds=150, bias=0.5, irregular=0.05)["rounds"] == 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["nz-pontoon", "nz-blackjack", "spanish-21"])
 def test_fixed_seed_irregularities_every_procedure(preset: str) -> None:
     """Many procedures a round, fixed seeds: every procedure of the rule book (but 16.7's
@@ -1249,6 +1253,7 @@ def test_fixed_seed_irregularities_every_procedure(preset: str) -> None:
     assert book <= set(applied), book - set(applied)
 
 
+@pytest.mark.slow
 def test_fixed_seed_one_deck_reshuffles() -> None:
     """8.7, 8.8: a one-deck shoe cut deep reshuffles every few rounds."""
     rules = load_rules("nz-pontoon", {"decks": 1, "penetration": 0.9, "table_min": 1})

@@ -87,6 +87,7 @@ def test_same_seed_same_answer_with_one_or_two_workers(
     assert docs[0] == docs[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("preset", "knobs"),
     [("classic-blackjack", ["--set", "decks=2"]), ("nz-pontoon", ["--set", "decks=2"])],
@@ -126,6 +127,7 @@ def test_agrees_with_the_exact_analysis(
     assert isinstance(events, dict) and events["shuffle"]["count"] == 3000000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("preset", "knobs", "rounds"),
     [("nz-pontoon", ["--set", "double_rescue=true"], 30_000_000), ("spanish-21", [], 10_000_000)],

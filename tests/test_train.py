@@ -61,6 +61,7 @@ def test_the_cost_of_a_mistake_is_the_difference_of_the_two_plays_values() -> No
     assert wrong > 0  # standing on everything is wrong somewhere in 12 decisions
 
 
+@pytest.mark.slow
 def test_a_learner_who_misses_one_row_sees_it_more_often() -> None:
     """A scripted learner who plays every decision right but hard 12-16, which it always
     stands on when hitting is best: in the weak-cells mode those cells come back on the
