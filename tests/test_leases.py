@@ -464,3 +464,23 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_leases_are_timed_by_the_databases_clock_not_a_hosts(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process on a host whose clock is a day fast takes, renews and reads leases by the
+    database's clock: it cannot take a lease the database's clock says another still holds,
+    sees it held, and renews its own to end when the others see it end."""
+    import pontoon.store.leases as leases
+
+    with fresh_database(backend, tmp_path) as url, Store(url) as store:
+        a = take(store, "kauri", "a", "10.0.0.1:8000", 30.0)
+        assert a is not None
+        real = time.time
+        monkeypatch.setattr(leases.time, "time", lambda: real() + 86_400)  # b's host
+        assert take(store, "kauri", "b", "10.0.0.2:8000", 30.0) is None  # a holds it still
+        assert holders(store)["kauri"].owner == "a"
+        renewed = renew(store, "a", {"kauri": a.fence}, 30.0)["kauri"]
+        assert abs(renewed.until - (real() * 1000 + 30_000)) < 60_000

@@ -5,8 +5,10 @@ raises the table's fencing token (``tables.fence``). Every write of a leased tab
 token its writer took the lease with (:attr:`pontoon.store.db.Batch.fence`), checked in the
 statement that moves the table's head: once another process has taken the lease, the old
 owner's writes are refused (:class:`~pontoon.store.db.ConflictError`), whether it was stalled,
-cut off or merely slow. Safety rests on the token alone; the clocks only decide when a lapsed
-lease may be taken (liveness), so hosts' clocks need only roughly agree.
+cut off or merely slow. Safety rests on the token alone; time only decides when a lapsed
+lease may be taken (liveness), and it is the database's clock (:func:`db_now_ms`, read in the
+transaction that uses it), never a host's: processes on hosts whose clocks disagree time
+every lease by the same clock.
 
 >>> from pontoon.store.db import Store
 >>> import tempfile, os
@@ -26,7 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, or_, select, update
 
 from pontoon.store import chain
 from pontoon.store.db import Store
@@ -53,7 +55,21 @@ class Holder:
 
 
 def now_ms() -> int:
+    """This host's clock, in ms since the epoch (for what only this process compares)."""
     return int(time.time() * 1000)
+
+
+_DB_NOW = {
+    "sqlite": "SELECT CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)",
+    "postgresql": "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+}
+
+
+def db_now_ms(conn: Connection) -> int:
+    """The database's clock, in ms since the epoch: the one clock every process of a store
+    shares (:data:`_DB_NOW`; another back end: this host's clock)."""
+    query = _DB_NOW.get(conn.dialect.name)
+    return now_ms() if query is None else int(conn.exec_driver_sql(query).scalar_one())
 
 
 def take(
@@ -67,7 +83,7 @@ def take(
         # the row first, then the time: a wait for it (PostgreSQL: a stalled owner's
         # transaction, until the database ends it) does not shorten the lease taken
         conn.execute(select(t.id).where(t.id == table).with_for_update())
-        now = now_ms() if now is None else now
+        now = db_now_ms(conn) if now is None else now
         until = now + int(seconds * 1000)
         taken = conn.execute(
             update(tables)
@@ -90,11 +106,11 @@ def renew(
     dropped (its writes are refused anyway)."""
     if not held:
         return {}
-    until = (now_ms() if now is None else now) + int(seconds * 1000)
     t = tables.c
     mine = [t.owner == owner, t.id.in_(list(held))]
     one = update(tables).where(t.owner == owner, t.id == bindparam("b_table"))
     with store.write() as conn:  # row by row in the tables' order, as a group commit writes
+        until = (db_now_ms(conn) if now is None else now) + int(seconds * 1000)
         conn.execute(one.values(lease_until=until), [{"b_table": n} for n in sorted(held)])
         rows = conn.execute(select(t.id, t.fence).where(*mine)).all()
     return {
@@ -117,10 +133,10 @@ def release(store: Store, owner: str, table: str | None = None) -> None:
 def beat(store: Store, owner: str, address: str, seconds: float, *, now: int | None = None) -> int:
     """``owner`` is alive for ``seconds`` more; how many processes are alive now (those that
     stopped beating long ago are forgotten)."""
-    now = now_ms() if now is None else now
     m = lease_members.c
-    row = {"owner": owner, "address": address, "until": now + int(seconds * 1000)}
     with store.write() as conn:
+        now = db_now_ms(conn) if now is None else now
+        row = {"owner": owner, "address": address, "until": now + int(seconds * 1000)}
         conn.execute(delete(lease_members).where(or_(m.owner == owner, m.until < now - 60_000)))
         conn.execute(insert(lease_members).values(row))
         alive = conn.execute(select(func.count()).where(m.until >= now)).scalar_one()
@@ -135,9 +151,9 @@ def leave(store: Store, owner: str) -> None:
 
 def holders(store: Store, *, now: int | None = None) -> dict[str, Holder]:
     """Every table whose lease is held now, with its holder."""
-    now = now_ms() if now is None else now
     t = tables.c
     with store.read() as conn:
+        now = db_now_ms(conn) if now is None else now
         rows = conn.execute(
             select(t.id, t.owner, t.address, t.lease_until).where(
                 t.owner.is_not(None), t.lease_until >= now
