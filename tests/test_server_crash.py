@@ -104,9 +104,15 @@ def test_a_sigkilled_server_lost_no_acknowledged_decision(tmp_path: Path) -> Non
         }
 
         async def run() -> None:
-            stop = time.monotonic() + 30
+            stop = time.monotonic() + 120  # (the kill ends the play well before)
             tasks = [asyncio.create_task(_play(port, t, tokens[t], acked, stop)) for t in TABLES]
-            await asyncio.sleep(1.5 + random.random())  # the kill lands in the middle of play
+            # the kill lands in the middle of play: once the tables are playing (an event: on
+            # a loaded host 2 s of the clock saw 8 decisions), at a random moment after
+            deadline = time.monotonic() + 60
+            while sum(acked.values()) <= 20:
+                assert time.monotonic() < deadline, f"the tables are not playing: {acked}"
+                await asyncio.sleep(0.05)  # (the poll's interval)
+            await asyncio.sleep(random.random())  # the moment of the kill, at random
             proc.send_signal(signal.SIGKILL)
             await asyncio.gather(*tasks)
 
