@@ -104,15 +104,21 @@ def _par(d: Line) -> str:
 
 
 def _count(d: Line) -> str:
+    plain, counting = m(d["plain_rounds_per_second"]), m(d["counting_rounds_per_second"])
     return (
-        f"index chart {d['indices_seconds']:.1f} s ({d['indices']} indices); counting costs "
-        f"{d['counting_cost'] * 100:.1f} % of the simulator's speed"
+        f"index chart {d['indices_seconds']:.1f} s ({d['indices']} indices); simulated, plain "
+        f"{plain} / counting {counting} rounds/s"
     )
 
 
 def _variance(d: Line) -> str:
+    """One box: exact against simulated, the largest distance in standard errors; two boxes: the
+    covariance the exact side's independence model leaves out shows there (bench/variance.py)."""
+    z = {k: max(abs(c["z"]) for c in d["cases"] if c["boxes"] == k) for k in (1, 2)}
+    cases = sum(c["boxes"] == 1 for c in d["cases"])
     return (
-        f"largest |z| {d['max_abs_z']:.2f} over {len(d['cases'])} cases of {m(d['rounds'])} rounds"
+        f"{cases} games, {m(d['rounds'])} rounds each: one box within {z[1]:.2f} SE; two boxes "
+        f"{z[2]:.2f} SE off (the covariance the model leaves out)"
     )
 
 
@@ -120,7 +126,7 @@ def _store(d: Line) -> str:
     s = d["sqlite"]
     return (
         f"{n(s['events_per_second'])} / {n(s['group_events_per_second'])} events/s, "
-        f"+{s['ms_added_per_round']} ms a round"
+        f"+{s['ms_added_per_round']:.1f} ms a round"
     )
 
 
