@@ -25,6 +25,7 @@ from .charts import Charts
 from .clients import Client, Session
 from .errors import BadMessage, Conflict, NotFound, Refused, Throttled, TryLater, error_reply
 from .limits import Bucket, Limits
+from .logs import about, done
 from .operator import Declined, OperatorConfig, OperatorWallet, Unavailable
 from .protocol import Act, Bet, Deal, Leave, Message, Procedure, Reality, parse
 from .table import Table
@@ -67,6 +68,7 @@ class Hub:
         self.store = store
         self.writer = GroupWriter(store, process=writer_process)
         self.applying = Timings()  # the messages that would change a table, each handled
+        self.answered = {"ok": 0, "refused": 0}  # those messages, by answer (the metrics')
         self.accounts = accounts
         self.wallets: dict[str, int] | None = {} if accounts is not None else None
         self.remote = None
@@ -338,7 +340,17 @@ class Hub:
 
     async def handle(self, table: Table, client: Client, text: str | bytes) -> dict[str, Any]:
         """One message from ``client``: applied (committed, then broadcast) or refused with
-        nothing changed. Returns the reply for the sender."""
+        nothing changed. Returns the reply for the sender. What is logged meanwhile is about
+        the table, its round and the player (:mod:`pontoon.server.logs`)."""
+        rl = table.roundlog
+        number = rl.number if rl is not None else table.log.last_number + 1  # (as its state says)
+        token = about(table=table.name, round=number, player=client.session.name)
+        try:
+            return await self._handle(table, client, text)
+        finally:
+            done(token)
+
+    async def _handle(self, table: Table, client: Client, text: str | bytes) -> dict[str, Any]:
         session = client.session
         start = time.perf_counter()
         try:
@@ -355,11 +367,14 @@ class Hub:
                 out["refresh"] = self.state_wait(session)
             return out
         try:
-            return await self._apply(table, client, msg)
+            reply = await self._apply(table, client, msg)
         except Refused as exc:
+            self.answered["refused"] += 1
             return error_reply(exc, msg.id)
         finally:
             self.applying.add(time.perf_counter() - start)
+        self.answered["ok"] += 1
+        return reply
 
     async def _apply(self, table: Table, client: Client, msg: Message) -> dict[str, Any]:
         """``msg`` applied under the table's lock (:meth:`_locked`). With an operator's wallet

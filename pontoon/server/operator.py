@@ -44,6 +44,7 @@ import logging
 import os
 import time
 import uuid
+from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -130,6 +131,7 @@ class OperatorWallet:
         self.serving: set[str] = set()
         self.in_flight: set[str] = set()  # debits sent, their wager not yet recorded or refused
         self.wake = asyncio.Event()
+        self.answers: Counter[tuple[str, str]] = Counter()  # (kind, ok/declined/unanswered)
 
     def serve(self, table: str) -> None:
         self.serving.add(table)
@@ -157,10 +159,13 @@ class OperatorWallet:
             if r is not None and r.status_code == 200:
                 balance = int(r.json()["balance"])
                 self.balances[player] = balance
+                self.answers[kind, "ok"] += 1
                 return balance
             if r is not None and 400 <= r.status_code < 500:
+                self.answers[kind, "declined"] += 1
                 raise Declined(_reason(r))
             await asyncio.sleep(BACKOFF * 2**attempt)
+        self.answers[kind, "unanswered"] += 1
         raise Unavailable(f"the operator's wallet did not answer a {kind} of {amount}")
 
     async def balance(self, player: str) -> int:

@@ -172,6 +172,25 @@ def add_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",
     )
+    p.add_argument(
+        "--metrics-port",
+        type=whole,
+        metavar="PORT",
+        help="serve Prometheus metrics at http://--metrics-host:PORT/metrics, apart from the "
+        "tables (with --processes N: child i at PORT + i); off by default",
+    )
+    p.add_argument(
+        "--log-json",
+        action="store_true",
+        help="log JSON lines (time, level, logger, message; the table, round, player and "
+        "request each line is about) instead of text",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address the metrics are served on (127.0.0.1: this host only)",
+    )
     for field, kind, metavar, what, _ in LIMIT_OPTIONS:
         default = getattr(Limits, field)
         p.add_argument(

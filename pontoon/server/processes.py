@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 HANDOFF_FD = "--handoff-fd"  # a child's: the Unix socket its connections come over
 OWN_FD = "--own-fd"  # a child's: its listening socket on the loopback
 PEER_FD = "--peer-fd"  # a child's: the pipe it reads the cluster's secret from
+CHILD_ENV = "PONTOON_CHILD"  # a child's number, 0 to N - 1 (its metrics' port: --metrics-port + it)
 
 
 def child_command(handoff: int, own: int, peer: int) -> list[str]:
@@ -120,7 +121,10 @@ def run(args: argparse.Namespace, token: str, show_token: bool = False) -> int:
         fds = (theirs.fileno(), owns[i].fileno(), peer)
         try:
             child = subprocess.Popen(
-                child_command(*fds), pass_fds=fds, env=env, stdout=subprocess.DEVNULL
+                child_command(*fds),
+                pass_fds=fds,
+                env=env | {CHILD_ENV: str(i)},
+                stdout=subprocess.DEVNULL,
             )
         finally:
             theirs.close()

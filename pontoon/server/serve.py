@@ -258,6 +258,12 @@ def serve(args: argparse.Namespace) -> int:
         leasing=leasing,
         writer_process=args.writer == "process",
     )
+    inner = app  # (its state: the metrics read the hub there)
+    if getattr(args, "log_json", False):
+        from .logs import RequestIds, use_json
+
+        use_json()
+        app = RequestIds(app)
     if peers is not None:  # a child: its own port answers its peers only
         from .forward import PeerCheck
 
@@ -273,7 +279,32 @@ def serve(args: argparse.Namespace) -> int:
         print("accounts: log in at the page; staff with pontoon staff add", flush=True)
     elif not given:
         print(f"supervisor token: {token}", file=sys.stderr, flush=True)
-    return _run(app, args, limit, sockets, handoff)
+    metrics = _metrics(inner, args, child)
+    try:
+        return _run(app, args, limit, sockets, handoff)
+    finally:
+        if metrics is not None:
+            metrics.shutdown()
+
+
+def _metrics(app: Any, args: argparse.Namespace, child: bool) -> Any:
+    """With ``--metrics-port``: the metrics of ``app`` served apart from the tables
+    (:mod:`pontoon.server.metrics`); the server, or None."""
+    port = getattr(args, "metrics_port", None)
+    if port is None:
+        return None
+    from .metrics import serve_metrics
+    from .processes import CHILD_ENV
+
+    if child:
+        port += int(os.environ.get(CHILD_ENV, "0"))
+    host = getattr(args, "metrics_host", "127.0.0.1")
+    try:
+        server = serve_metrics(app.state, host, port)
+    except OSError as exc:
+        raise InputError(f"serve: cannot serve the metrics at {host}:{port}: {exc}") from None
+    print(f"metrics: http://{url_host(host)}:{port}/metrics", flush=True)
+    return server
 
 
 def _run(

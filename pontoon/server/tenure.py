@@ -69,6 +69,8 @@ class Tenure:
         self._drop = drop
         self._idle = idle
         self.held: dict[str, Lease] = {}
+        self.taken = 0  # leases this process took (the metrics' takeovers: fence above 1)
+        self.took_over = 0
         self.part = -(-len(names) // max(1, leasing.processes))
         self._unheld: set[str] = set()  # the tables no process held at the last pass
         self._holders: tuple[float, dict[str, Holder]] = (0.0, {})  # (when read, holders)
@@ -88,6 +90,8 @@ class Tenure:
 
     def _took(self, name: str, lease: Lease | None) -> None:
         if lease is not None:
+            self.taken += 1
+            self.took_over += lease.fence > 1
             self.held[name] = lease
             log.info("table %s taken (fence %d)", name, lease.fence)
             self._open(name, lease.fence)

@@ -54,6 +54,7 @@ class SharedThrottle:
         self.clock = clock
         self.seen: OrderedDict[str, tuple[float, int, float]] = OrderedDict()  # (read, n, last)
         self.lock = threading.Lock()  # (the login threads and the event loop share it)
+        self.refused = 0  # requests refused while their key waited (the metrics')
 
     def _count(self, key: str) -> tuple[int, float]:
         now = self.clock()
@@ -75,7 +76,10 @@ class SharedThrottle:
 
     def blocked(self, key: str) -> bool:
         n, last = self._count(failures.digest(self.kind, key))
-        return self.clock() - last < wait(self.limit, self.window, n)
+        if self.clock() - last < wait(self.limit, self.window, n):
+            self.refused += 1
+            return True
+        return False
 
     def fail(self, key: str) -> bool:
         """Count a failure of ``key``; True when it is the one that begins its waits."""

@@ -34,6 +34,8 @@ class GroupWriter:
         self.batches = 0  # batches written in them
         self.seconds = 0.0  # time spent in them
         self.cpu_seconds = 0.0  # the writer's CPU in them (the rest: the disk, the GIL)
+        self.failed = 0  # transactions the store refused (each batch in them told so)
+        self.since: float | None = None  # when the commit under way began (perf_counter)
         self.process = (
             WriterProcess(
                 store.url,
@@ -54,6 +56,16 @@ class GroupWriter:
         if self._task is None:
             self._task = loop.create_task(self._drain())
         return await future
+
+    @property
+    def waiting(self) -> int:
+        """Batches queued for the next commit."""
+        return len(self._queue)
+
+    def busy_for(self) -> float:
+        """How long the commit under way has taken so far (0.0: none under way)."""
+        since = self.since
+        return 0.0 if since is None else time.perf_counter() - since
 
     def stats(self) -> dict[str, float]:
         """Group commits so far: transactions, batches in them, seconds spent in them, the
@@ -93,11 +105,13 @@ class GroupWriter:
                 group, self._queue = self._queue, []
                 batches = [b for b, _ in group]
                 results: list[Written | StoreError] | list[Exception]
-                start = time.perf_counter()
+                start = self.since = time.perf_counter()
                 try:
                     results = await loop.run_in_executor(self.executor, self._append_many, batches)
                 except Exception as exc:  # every waiting table gets it
                     results = [exc] * len(group)
+                    self.failed += 1
+                self.since = None
                 self.seconds += time.perf_counter() - start
                 self.commits += 1
                 self.batches += len(group)

@@ -8,6 +8,9 @@ import os
 from typing import Any
 
 from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+
+from pontoon.server.metrics import readiness
 
 from . import Endpoint, hub, setup
 
@@ -40,4 +43,23 @@ async def stats(request: Request) -> dict[str, Any]:
     }
 
 
-ROUTES = [Endpoint("GET", "/api/server", server), Endpoint("GET", "/api/stats", stats)]
+async def livez(request: Request) -> dict[str, str]:
+    """The process answers (a liveness probe: nothing else is looked at)."""
+    return {"status": "ok"}
+
+
+async def readyz(request: Request) -> Response:
+    """Ready to serve (a readiness probe): the store answers, its tables are held, the
+    writer keeps up (:func:`pontoon.server.metrics.readiness`); else 503 with the reasons."""
+    why = await readiness(hub(request))
+    if why:
+        return JSONResponse({"status": "not ready", "why": why}, status_code=503)
+    return JSONResponse({"status": "ready"})
+
+
+ROUTES = [
+    Endpoint("GET", "/api/server", server),
+    Endpoint("GET", "/api/stats", stats),
+    Endpoint("GET", "/livez", livez),
+    Endpoint("GET", "/readyz", readyz),
+]
