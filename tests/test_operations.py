@@ -61,6 +61,8 @@ def test_health_and_the_metrics_count_what_the_players_were_answered(tmp_path: P
         assert m["pontoon_store_commits_total", ()] >= 1
         assert m["pontoon_sockets", ()] == 3
         assert m["pontoon_tables", ()] == 2
+        assert m["pontoon_tables_in_round", ()] == 1
+        assert 0 <= m["pontoon_round_idle_seconds", (("table", "kauri"),)] < 60
         hub = client.app.state.hub  # type: ignore[attr-defined]
         hub.writer.busy_for = lambda: 60.0  # the writer stuck in a commit
         r = client.get("/readyz")

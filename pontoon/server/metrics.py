@@ -18,6 +18,7 @@ never on the tables' port: only whoever can reach that address reads them.
 ``pontoon_sockets``                     open sockets
 ``pontoon_tables``                      tables this process serves
 ``pontoon_tables_in_round``             of them, those with a round in play
+``pontoon_round_idle_seconds{table}``   since a table's round in play last moved (a stuck table)
 ``pontoon_operator_calls_total``        calls to an operator's wallet, by ``kind`` and ``answer``
 ``pontoon_operator_open_disputes``      the store's open disputes with the operator
 ``pontoon_leases_taken_total``          leases this process took; ``_takeovers``: from another
@@ -88,6 +89,16 @@ class ServerMetrics(Collector):
         yield GaugeMetricFamily(
             "pontoon_tables_in_round", "Tables with a round in play", value=playing
         )
+        idle = GaugeMetricFamily(
+            "pontoon_round_idle_seconds",
+            "Of each table with a round in play, the time since the round last moved",
+            labels=["table"],
+        )
+        for x in tables:
+            since = x.timer.since  # (when the round last moved: the interrupted-round clock)
+            if x.round is not None and not x.round.over and since is not None:
+                idle.add_metric([x.name], max(0.0, x.config.clock() - since))
+        yield idle
         yield from _operator(hub)
         tenure = hub.tenure
         taken = CounterMetricFamily("pontoon_leases_taken", "Leases this process took")
