@@ -1,4 +1,4 @@
-"""A test double of an operator's wallet (issue 18): debit, credit, rollback and balance, each
+"""A test double of an operator's wallet: debit, credit, rollback and balance, each
 idempotent by its key, behind faults chosen by a seeded generator — a call that fails before
 it is applied (500), one applied whose answer is lost (500 after), one answered too late for
 the caller's timeout — and faults a test sets by hand: ``answer`` (a kind of call answered

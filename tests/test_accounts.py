@@ -1,4 +1,4 @@
-"""Accounts, staff roles and the built-in wallet behind the tables (issue 18), on the store and
+"""Accounts, staff roles and the built-in wallet behind the tables, on the store and
 through the server in accounts mode (``create_app(accounts=True)``, ``pontoon serve
 --accounts``)."""
 

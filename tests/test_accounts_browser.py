@@ -1,4 +1,4 @@
-"""Accounts mode in the browser (issue 18): a player registers, logs in, is bought in by the
+"""Accounts mode in the browser: a player registers, logs in, is bought in by the
 cashier, sits down, plays a round that the dealer paces, leaves, is cashed out and logs out;
 the supervisor logs in and voids a round (16.5). Playwright drives Debian's Chromium."""
 
@@ -137,7 +137,7 @@ def test_a_player_sets_limits_and_answers_the_reality_check_in_dialogs(
     tmp_path: Path,
     artifacts: Path,  # noqa: F811
 ) -> None:
-    """The limits dialog sets a loss limit and a reality check (issue 18, item 4); when the
+    """The limits dialog sets a loss limit and a reality check; when the
     check is due, the wager waits behind a dialog with the time played and the net, and is
     placed once the player chooses to keep playing."""
     db = tmp_path / "limits.db"

@@ -1,4 +1,4 @@
-"""Issue 18's hostile-client suite over a logged-in account's socket (the cookie, no token):
+"""The hostile-client suite over a logged-in account's socket (the cookie, no token):
 a replayed message applied once and the wallet debited once, a reordered (stale) decision
 refused, oversized and malformed frames refused while the socket goes on, and the ledger and
 wallets whole after all of it."""

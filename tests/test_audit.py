@@ -1,4 +1,4 @@
-"""Issue 19 items 2 and 3: game recall and the table report against theory, on a store
+"""Game recall and the table report against theory, on a store
 filled by chart-playing players at an honest table and at a rigged one (a dealer dealing
 seconds: tests/audit_fill.py), plus a table behind the players' built-in wallets."""
 

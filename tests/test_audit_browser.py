@@ -1,4 +1,4 @@
-"""Issue 19 in the browser: a player's game recall (marked, never like live play) and the pit
+"""In the browser: a player's game recall (marked, never like live play) and the pit
 boss's report with its plot, in accounts mode. Playwright drives Debian's Chromium; the
 screenshots go to the artifacts folder."""
 

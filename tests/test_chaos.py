@@ -1,4 +1,4 @@
-"""Chaos (issue 20): three server processes on one PostgreSQL store play six tables by lease
+"""Chaos: three server processes on one PostgreSQL store play six tables by lease
 while bots play them through whichever process they reach; every few seconds one process is
 killed with SIGKILL and another started in its place, or stopped (SIGSTOP) for two leases and
 woken — its tables taken meanwhile, what it held locked let go by the database. Every decision

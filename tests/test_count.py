@@ -1,4 +1,4 @@
-"""Advantage play: the analysis of any shoe, effects of removal, a count judged (#15)."""
+"""Advantage play: the analysis of any shoe, effects of removal, a count judged."""
 
 from __future__ import annotations
 

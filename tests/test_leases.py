@@ -1,4 +1,4 @@
-"""Several server processes on one store (issue 20): each table is served by the process that
+"""Several server processes on one store: each table is served by the process that
 holds its lease, and a process that lost the lease can never write to the table again — the
 fencing token each lease raises is checked by every write. An owner killed with SIGKILL is
 replaced within a bounded time, its round resumed from the store; a stalled owner that wakes

@@ -1,4 +1,4 @@
-"""A SIGKILL of the server between an operator's debit and the record of its wager (issue 18):
+"""A SIGKILL of the server between an operator's debit and the record of its wager:
 the server comes back (a process of another id), takes the dead process's debit once it is
 older than the longest a debit can be in flight, rolls it back, and pays what the round before
 it left; the operator's balance is what the record says."""

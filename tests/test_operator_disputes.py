@@ -1,4 +1,4 @@
-"""An operator's wallet that says no, or nothing (issue 18): a rollback or a credit the operator
+"""An operator's wallet that says no, or nothing: a rollback or a credit the operator
 refuses or never confirms is an open dispute — logged, listed to the pit boss
 (``GET /api/pit/disputes``) and in ``pontoon report``, tried again on a back-off schedule until
 the operator acknowledges it; one player's debit that hangs holds up nobody else at the table

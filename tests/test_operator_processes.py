@@ -1,4 +1,4 @@
-"""An operator's wallet behind several processes (issue 18 with issue 20): each call to the
+"""An operator's wallet behind several processes: each call to the
 operator is its process's (``operator_calls.owner``), and an outbox ends only its own calls,
 the credits of the tables it serves that no process has taken, and the calls of a table it
 serves that are older than the longest a debit can be in flight (``OperatorConfig.longest``).

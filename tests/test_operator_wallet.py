@@ -1,4 +1,4 @@
-"""An operator's wallet behind the tables (issue 18): players launched with a signed token,
+"""An operator's wallet behind the tables: players launched with a signed token,
 every wager debited and every win credited through the operator's HTTP wallet, exactly once,
 across failures, lost answers and timeouts (``tests/operator_double.py``)."""
 

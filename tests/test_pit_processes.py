@@ -1,4 +1,4 @@
-"""The pit boss's table list across processes (issue 20): whichever process of several on one
+"""The pit boss's table list across processes: whichever process of several on one
 store answers ``GET /api/pit/tables``, it lists every configured table once — its own, and
 each other process's as that owner reports them (its players, the limits set through it) —
 and a table whose owner does not answer is still listed, marked so, with what the store

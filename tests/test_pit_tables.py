@@ -1,4 +1,4 @@
-"""Issue 18, item 3: the pit boss opens and closes tables and sets their limits; each change
+"""The pit boss opens and closes tables and sets their limits; each change
 is recorded with who made it and outlives a restart (a round in play under the new limits
 is resumed, not voided); nobody else may make it."""
 

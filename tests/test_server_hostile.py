@@ -1,4 +1,4 @@
-"""The table server against hostile clients (issue 13), on loopback through uvicorn.
+"""The table server against hostile clients, on loopback through uvicorn.
 
 Each test reproduces a finding of the issue: a socket that reads nothing while its table plays
 on, one click sent at once on two sockets of a session, inputs that used to give a 500 or kill

@@ -1,4 +1,4 @@
-"""Issue 13, items 6 and 8: what one client may ask of the server, and what each one sees.
+"""What one client may ask of the server, and what each one sees.
 
 On loopback through uvicorn, with the hostile suite's servers (any 5xx answer or any error
 logged fails a test here too): joins per address and players per table, names that pass for

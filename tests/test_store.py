@@ -1,4 +1,4 @@
-"""The durable round store (issue 6), on SQLite and, when ``PONTOON_TEST_POSTGRES_URL`` is
+"""The durable round store, on SQLite and, when ``PONTOON_TEST_POSTGRES_URL`` is
 set (``.ci/postgres.sh``), on a real PostgreSQL server: every test that takes ``url`` runs on
 both. The crash test is in ``test_store_crash.py``."""
 

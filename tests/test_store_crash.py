@@ -1,4 +1,4 @@
-"""Crash safety (issue 6): a recording ``pontoon play --db`` is killed with SIGKILL at random
+"""Crash safety: a recording ``pontoon play --db`` is killed with SIGKILL at random
 moments, over many rounds, and started again each time. Afterwards:
 
 - ``pontoon verify`` passes: every hash chain and the ledger are intact, money is conserved;

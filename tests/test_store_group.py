@@ -1,4 +1,4 @@
-"""Group commit (issue 7): the writes of several tables in one transaction, on SQLite and,
+"""Group commit: the writes of several tables in one transaction, on SQLite and,
 when ``PONTOON_TEST_POSTGRES_URL`` is set, PostgreSQL. A group gives the same records as the
 tables written one by one; a refused batch is rolled back alone."""
 

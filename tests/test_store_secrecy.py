@@ -1,4 +1,4 @@
-"""The shoe is sealed (issue 13, item 4): ``shoe_states.state`` holds the shoe's future order
+"""The shoe is sealed: ``shoe_states.state`` holds the shoe's future order
 encrypted (Fernet) under a key kept outside the database, and a new SQLite file is its
 owner's only. On SQLite and, when ``PONTOON_TEST_POSTGRES_URL`` is set, PostgreSQL."""
 

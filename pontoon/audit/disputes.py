@@ -1,4 +1,4 @@
-"""The open disputes with an operator's wallet (issue 18): each call the operator refused or
+"""The open disputes with an operator's wallet: each call the operator refused or
 never confirmed — a rollback of a debit whose wager was not recorded, a credit it declined —
 still tried again by the server's outbox (:mod:`pontoon.server.operator`) until the operator
 acknowledges it. The pit boss reads them (``GET /api/pit/disputes``) and ``pontoon report``

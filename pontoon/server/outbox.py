@@ -1,6 +1,6 @@
 """Each WebSocket client's outgoing queue and its own writer task, the only one that sends on
 the socket: a table (under its lock) only queues, so a client that does not read holds up
-nobody, and one that falls behind is disconnected (issue 13)."""
+nobody, and one that falls behind is disconnected."""
 
 from __future__ import annotations
 

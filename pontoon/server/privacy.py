@@ -1,4 +1,4 @@
-"""What a recorded round shows of its players to whom (issue 13, item 8).
+"""What a recorded round shows of its players to whom.
 
 At the table, anyone watching sees the names and the chips in play, as at a casino table; a
 balance is its player's alone. A record is another matter: the history and the replays, kept

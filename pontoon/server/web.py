@@ -1,5 +1,5 @@
 """The web's defences on every answer: the security headers, the allowed ``Host`` names (DNS
-rebinding), and a WebSocket's ``Origin`` (issue 13, item 7)."""
+rebinding), and a WebSocket's ``Origin``."""
 
 from __future__ import annotations
 

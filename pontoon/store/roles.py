@@ -7,7 +7,7 @@ from enum import StrEnum
 
 
 class Role(StrEnum):
-    """Who an account is: a player, or one of the house's staff (issue 18's roles)."""
+    """Who an account is: a player, or one of the house's staff."""
 
     PLAYER = "player"
     DEALER = "dealer"  # paces the table: calls no more bets (8.2)

@@ -1,4 +1,4 @@
-"""What the pit boss set at a table: open or closed, and its limits (issue 18's staff roles).
+"""What the pit boss set at a table: open or closed, and its limits (the staff roles').
 
 Each setting is a row of the staff actions' record (who, in which role, at which table, after
 which event): ``open``, ``close`` or ``limits MIN MAX`` (cents). A table's settings are its
