@@ -45,8 +45,8 @@ pytest: $(STAMP)
 	$(BIN)/pytest -n 2 --dist worksteal --cov=pontoon --cov-branch --cov-report=
 
 # The fast layer, for a change to the engine, the rules or the analysis: the suite less its
-# integration tests (servers, processes, browsers, PostgreSQL) and its slow ones, in about a
-# minute on two cores. It is not `make test`: CI runs that.
+# integration tests (servers, processes, browsers, PostgreSQL) and its slow ones (markers in
+# pyproject.toml). It is not `make test`: CI runs that.
 check: $(STAMP)
 	$(BIN)/pytest -n 2 --dist worksteal -m "not integration and not slow"
 

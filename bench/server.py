@@ -4,7 +4,8 @@ N tables × 3 players (one box each) play for S seconds: each bot bets the table
 first calls the deal once the three boxes hold wagers, and each decides with a simple rule
 (no insurance, hit below 17, else stand), or with ``--chart`` by the table's optimal chart
 (``/api/tables/t0/chart``; then ``--keep PATH`` and ``pontoon report --db sqlite:///PATH``
-check the tables' hold against theory: docs/audit.md). A bot thinks before each message it sends: a
+check the tables' hold against theory: docs/operators/audit.md). A bot thinks before each
+message it sends: a
 random pause, uniform between 0 and twice ``--think`` milliseconds (default 150: a mean of
 150 ms, far quicker than people play); ``--think 0`` sends at once, which measures the
 server at saturation (then the latency is the queue of the 50 tables' waiting messages).
@@ -52,7 +53,7 @@ figures: the drills started and the answers given, their p50/p99 (from sending t
 and the refusals by status (429: an account's pace; 503: the trainer's queue full), and the CPU
 of the trainer's worker process (``drill_worker_cpu_share``: left out of the server's own).
 The tables' p99 with and without drills, alternated, is what tells whether drills cost the
-tables anything (docs/server.md).
+tables anything (docs/operators/deploying.md).
 
 Last line: one JSON object, also appended to bench/results/server.jsonl (bench/record.py,
 which stamps it with the date, commit, machine and load average; its fields:

@@ -1,4 +1,5 @@
-"""Tabular Q-learning on the vector environment (docs/env.md): learn to play nz-pontoon (or
+"""Tabular Q-learning on the vector environment (docs/researchers/env.md): learn to play
+nz-pontoon (or
 any rule set) from rewards alone, write the greedy policy as a strategy chart, and score it
 exactly with the combinatorial analysis beside the optimal chart; then play the optimal
 chart through the env and compare its mean reward with the analysis's EV.

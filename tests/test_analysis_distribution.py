@@ -43,7 +43,7 @@ FARMER = Path(__file__).parent / "data" / "reference" / "farmer_pdf.csv"
 # The approximation of splits to three or four hands (hands independent given the pattern of
 # second cards, the first card and the dealer's outcome), measured on two-hand splits against
 # the exact enumeration: variance 3.6e-5 to 5.0e-5 too high, no probability off by more than
-# 1.0e-5 (docs/par.md).
+# 1.0e-5 (docs/analysts/par.md).
 SPLIT_VARIANCE = 1e-4
 SPLIT_PROBABILITY = 2e-5
 
@@ -328,7 +328,7 @@ def test_variance_and_covariance_agree_with_the_simulator() -> None:
     assert abs(var - d.variance) < 4 * se, (var, d.variance, se)
     # two boxes: the simulated covariance (each box's cards out of the other's shoe) explains
     # the simulated variance of their total; the exact side's covariance (boxes independent
-    # given the dealer's first card and outcome) overstates it by about 0.001 (docs/par.md)
+    # given the dealer's first card and outcome) overstates it by about 0.001 (docs/analysts/par.md)
     cov = simulated_covariance(rep.rules, rep.chart, 500, 2_000_000, 5, 1)
     # the two boxes' total, round by round, from the covariance's own compiled kernel
     job = Job.build(rep.rules, rep.chart, boxes=2, wager=500, others=False)

@@ -80,7 +80,7 @@ def test_effects_of_removal_sum_to_zero_and_give_the_simulated_ev_near_zero() ->
     A card removed unseen changes nothing for a fixed strategy: the effects, weighed by the
     shoe's cards, sum to 0: exactly (up to rounding) where the analysis is exact, and for
     nz-pontoon to 1e-8 of a wager, the size of its approximations (13.7 with three or four
-    split hands, resplit pair cards taken from every suit alike: docs/analysis.md).
+    split hands, resplit pair cards taken from every suit alike: docs/analysts/analysis.md).
 
     nz-pontoon, hi-lo (unbalanced on the Spanish deck: the line is shifted by the count's
     drift): the simulated EV at true counts -1, 0 and +1 (10^7 rounds, the chart fixed)
@@ -118,7 +118,7 @@ def test_single_deck_effects_of_removal_against_griffin() -> None:
 def test_six_deck_effects_of_removal_against_the_wizard_of_odds() -> None:
     """The Wizard of Odds' six-deck table (S17; tests/data/reference/wizard_eor_six_deck.csv:
     re-optimised play, split once, DAS, and late surrender, which the page leaves unsaid) to
-    the issue's 0.003 percentage points, every rank (the H17 column: docs/count.md)."""
+    the 0.003 percentage points asked of it, every rank (the H17 column: docs/analysts/count.md)."""
     with open(DATA / "wizard_eor_six_deck.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     rules = load_rules("classic-blackjack", {"split_max_hands": 2, "surrender": "late"})
@@ -312,7 +312,7 @@ def test_an_index_chart_by_depth_plays_the_nearest_depths_charts() -> None:
 def test_an_index_chart_of_the_charts_own_plays_deals_the_plain_game() -> None:
     """An index chart whose plays are the chart's own plays deals exactly the plain game
     (what an index chart gains is measured under nz-pontoon below; the Illustrious 18 in
-    classic blackjack gained 0.30 % ± 0.08 % of a unit at 6e7 rounds: docs/count.md)."""
+    classic blackjack gained 0.30 % ± 0.08 % of a unit at 6e7 rounds: docs/analysts/count.md)."""
     from pontoon.count.indices import index_charts
 
     rules = load_rules("classic-blackjack")
@@ -332,7 +332,7 @@ def test_nz_pontoon_index_chart_wins_more_at_the_same_count_and_ramp() -> None:
     deck (examples/: hi-lo with the nines -1 too, its ramp 1-8, sitting out below 0), played
     by `simulate`, wins more than the plain chart with the same count and ramp: by more than
     three standard errors of the difference, 2e7 rounds each (about 0.63 % of a unit more,
-    +1.52 % to +2.14 % at 2e8 rounds: docs/count.md)."""
+    +1.52 % to +2.14 % at 2e8 rounds: docs/analysts/count.md)."""
     from pontoon.count.indices import index_charts, read_indices
 
     rules = load_rules("nz-pontoon")

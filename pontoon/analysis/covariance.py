@@ -1,7 +1,7 @@
 """The covariance of two boxes at one table, simulated: the exact distribution takes two boxes
 as independent given the dealer's first card and outcome, which leaves out that each box's
 cards come out of the other's shoe (it overstates the covariance by a few thousandths:
-docs/par.md). Where the strategy is a chart, the compiled simulator plays two boxes from a
+docs/analysts/par.md). Where the strategy is a chart, the compiled simulator plays two boxes from a
 fresh shoe every round and the covariance of their own nets (11.2's payment to the other box
 left out) is estimated directly, with its standard error.
 """

@@ -8,7 +8,7 @@ the pattern of second cards, the first card and the dealer's outcome is exact (t
 cards come out by the recursion the expected value uses), and the hands are taken as
 independent given those, which is also how the expected value's 13.7 correction treats them.
 So every mean, frequency and marginal is exact, and the mean is the expected value; the
-spread of split rounds is approximate (docs/analysis.md measures by how much).
+spread of split rounds is approximate (docs/analysts/analysis.md measures by how much).
 
 >>> from pontoon.rules import load_rules
 >>> from pontoon.analysis.report import analyze

@@ -6,7 +6,8 @@ HTML or PDF; :meth:`ParSheet.to_json` has every figure.
 
 Each figure says how exact it is: "exact" (combinatorial, to floating-point rounding),
 "split approximation" (split rounds take the hands as independent given the dealer's first
-card and outcome: docs/analysis.md measures it), or "normal approximation" (a shift's band).
+card and outcome: docs/analysts/analysis.md measures it), or "normal approximation" (a
+shift's band).
 """
 
 from __future__ import annotations

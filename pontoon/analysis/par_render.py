@@ -105,7 +105,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
                 ],
             ],
             f"{prec['split_error'][0].upper()}{prec['split_error'][1:]} (measured against an "
-            "exact calculation; docs/analysis.md).",
+            "exact calculation; docs/analysts/analysis.md).",
         ),
         Section(
             "Distribution of a round's net (per initial wager)",

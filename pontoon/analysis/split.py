@@ -18,7 +18,7 @@ at the cost of contexts with up to ``2 * hands - 3`` other pair cards out.
 wager from the hands still standing, however many there are. Each hand's value counts that
 loss once per standing hand; :func:`split_value` corrects it with P(pontoon and hand stood)
 per hand, taking the hands' chances of all having busted or been paid as independent given
-the pattern (the only approximation; see docs/analysis.md for its measured size).
+the pattern (the only approximation; see docs/analysts/analysis.md for its measured size).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from pontoon.analysis.game import Context, Game, Values, values_at
 from pontoon.analysis.sparse import Dist
 
 Pattern = tuple[float, int, int, int]  # probability, resplits, N hands, x hands
-CAP_13_7 = True  # apply the 13.7 correction (off only to measure its size, docs/analysis.md)
+# apply the 13.7 correction (off only to measure its size, docs/analysts/analysis.md)
+CAP_13_7 = True
 V = TypeVar("V", float, np.ndarray)
 
 

@@ -161,7 +161,8 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         why = (
             "above 0: each shoe's play re-optimised"
             if args.strategy == "composition"
-            else "0 for a fixed strategy, but for the analysis's approximations: docs/count.md"
+            else "0 for a fixed strategy, but for the analysis's approximations: "
+            "docs/analysts/count.md"
         )
         print(f"sum over the shoe's cards {effects.sum * 100:+.2e} ({why})")
         return 0
@@ -265,7 +266,7 @@ def _show_indices(
             print(
                 f"  {args.count} is unbalanced here ({drift:+g} a deck): its true count drifts as"
                 " the shoe is dealt, and one depth's indices are off at the others"
-                " (--depth, or a balanced count: docs/count.md)"
+                " (--depth, or a balanced count: docs/analysts/count.md)"
             )
         print("  cell       dealer  below  above  index" + ("  depth" if ix.by_depth else ""))
         for i in ix.indices:

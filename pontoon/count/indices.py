@@ -111,7 +111,7 @@ class Indices:
     chart: Chart  # the full shoe's, which the indices change
     method: str = (
         "exact analysis of the shoe expected at each whole true count, the full shoe's chart "
-        "fixed (docs/count.md)"
+        "fixed (docs/analysts/count.md)"
     )
     rounds: int = 0  # by simulation: the rounds dealt
 

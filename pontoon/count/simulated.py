@@ -33,7 +33,7 @@ MIN_ROUNDS: Final = 30  # a play's rounds in a true-count bin for the bin to cou
 LETTER: Final = ("H", "S", "D", "P", "R")  # the kernel's action numbers (sim.compiled)
 METHOD: Final = (
     "simulation: each box's first decision a random legal play, the box's net by cell, play "
-    "and true count, the gain over the chart's play fitted by a line (docs/count.md)"
+    "and true count, the gain over the chart's play fitted by a line (docs/analysts/count.md)"
 )
 
 

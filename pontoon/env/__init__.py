@@ -1,4 +1,4 @@
-"""The learning environment (docs/env.md): ``import pontoon.env`` registers
+"""The learning environment (docs/researchers/env.md): ``import pontoon.env`` registers
 ``pontoon/Pontoon-v0`` with Gymnasium (keyword arguments ``rules=`` and ``set=``, as
 ``--rules`` and ``--set``), and offers the PettingZoo table of seated players and players
 betting behind (:class:`~pontoon.env.table.PontoonTable`) and the vector environment

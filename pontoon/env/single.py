@@ -1,5 +1,5 @@
 """``pontoon/Pontoon-v0``: one player on one or more boxes of a real table, every action of
-the game, as a Gymnasium environment (docs/env.md).
+the game, as a Gymnasium environment (docs/researchers/env.md).
 
 >>> env = PontoonEnv("nz-pontoon", bets=(500, 2500))
 >>> env.action_names[:4], env.action_names[-2:], env.observation_space["up"]

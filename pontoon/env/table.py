@@ -1,4 +1,5 @@
-"""A table of several players as a PettingZoo AEC environment (docs/env.md): seated players
+"""A table of several players as a PettingZoo AEC environment (docs/researchers/env.md):
+seated players
 and players betting behind them (15.1-15.3), each an agent, playing the round engine itself
 (:class:`pontoon.round.Round`) through its query API: whoever :meth:`~Round.to_act` names
 acts; the seated player decides for the box, and those behind choose whether to follow a

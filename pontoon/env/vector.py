@@ -1,5 +1,5 @@
 """N tables stepped together in compiled code, as a :class:`gymnasium.vector.VectorEnv`
-(docs/env.md). Table ``i`` seeded ``seed + i`` plays exactly what
+(docs/researchers/env.md). Table ``i`` seeded ``seed + i`` plays exactly what
 :class:`pontoon.env.single.PontoonEnv` seeded ``seed + i`` plays for the same actions; a
 round that ends starts the next round's betting in the same step (``AutoresetMode.SAME_STEP``,
 the last observation in ``info["final_obs"]``).

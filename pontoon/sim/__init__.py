@@ -4,5 +4,5 @@
 ``job``/``runner`` cut the work into seeded chunks for this process, local processes or Dask,
 ``results`` makes the JSON document, ``counting`` reads counting systems, and ``reference``
 plays the kernel's shoes through the round engine for the equivalence test. See
-docs/simulate.md.
+docs/analysts/simulate.md.
 """

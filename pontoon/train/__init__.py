@@ -1,4 +1,4 @@
-"""``pontoon train``: drills graded against the exact analysis (docs/train.md).
+"""``pontoon train``: drills graded against the exact analysis (docs/players/train.md).
 
 ``grade`` values every legal play of a decision and says what a play cost; ``schedule``
 brings a learner's weak cells back on a spaced-repetition schedule; ``strategy`` deals the
