@@ -124,6 +124,7 @@ def test_rescue_rows_are_written_and_read_back_with_the_same_value(
     assert code == 2 and "rescue row X16" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_strategy_text_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["strategy", *FAST, "--infinite"], capsys)
     assert code == 0 and "Basic strategy" in out and "H16" in out

@@ -144,6 +144,7 @@ def test_the_mean_is_the_expected_value_under_each_knob(knobs: dict[str, object]
     assert_exact_mean(ev, d)
 
 
+@pytest.mark.slow
 def test_a_natural_and_the_super_bonus_are_exact_frequencies() -> None:
     rules = load_rules("nz-pontoon")
     d = analysed(rules, "composition").d
@@ -199,6 +200,7 @@ def forward_hand(rules: object, hand: str, up: str, action: int) -> dict[int, fl
     return {net: p / total for net, p in out.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rules", "hand", "up", "action", "code", "draws"),
     [

@@ -180,6 +180,7 @@ def test_peek_game_double_agrees_with_the_engine() -> None:
     )
 
 
+@pytest.mark.slow
 def test_11_2_super_bonus_premium_is_exact() -> None:
     """7S 7S against 7D: the third seven is a spade 4 times in 21 (6 decks), and pays the
     Super Bonus (200 wagers for $5) instead of 3:2; 7S 7H never does. Hitting differs by

@@ -24,6 +24,7 @@ def test_cdp_is_at_least_cdp1_at_least_cdz() -> None:
     assert ev["cdp"] - ev["cdz"] < 0.0001  # a small gain (Farmer: 0.001 % at one deck)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["classic-blackjack", "nz-pontoon"])
 def test_a_one_shot_analysis_and_any_chunk_of_the_walk_give_the_same_values(
     preset: str, monkeypatch: pytest.MonkeyPatch

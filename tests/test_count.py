@@ -167,6 +167,7 @@ def _once(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
     monkeypatch.setattr(module, name, once)
 
 
+@pytest.mark.slow
 def test_count_commands_json_and_refusals(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -168,6 +168,7 @@ def test_rescue_rows_are_played_as_the_engine_plays_them(
     assert bad.size == 0, (int(bad[0]), nets[bad[0]].tolist(), ref[bad[0]].tolist())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("preset", "knobs", "boxes", "wager", "rounds"), CASES)
 def test_kernel_plays_the_engines_rounds(
     preset: str, knobs: dict[str, object], boxes: int, wager: int, rounds: int

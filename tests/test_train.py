@@ -91,6 +91,7 @@ def pair(d: Decision) -> bool:
     return len(d.cards) == 2 and is_pair(d.cards[0], d.cards[1], "value")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rules", "mode", "check"),
     [
