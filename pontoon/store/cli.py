@@ -198,8 +198,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from pontoon.store.signing import load_public_keys
     from pontoon.store.verify import verify
 
-    public = load_public_keys(args.public_key)
-    with _open(args) as store:
+    with _open(args) as store:  # (the store first: a file that is none is said before a key)
+        public = load_public_keys(args.public_key)
         report = verify(store, public, args.anchors)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
