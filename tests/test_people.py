@@ -101,6 +101,28 @@ def test_a_cashier_on_the_command_line_proves_who_they_are(
     assert entry["by"] == "tama"
 
 
+def test_a_cashier_opens_a_players_account_at_the_cage(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pontoon player add NAME --by CASHIER``: the cashier proves who they are; the player's
+    account opens with the password given, and is a player's (a role name stays reserved)."""
+    url = _url(db)
+    right, theirs = tmp_path / "right", tmp_path / "theirs"
+    right.write_text(PASSWORD + "\n")
+    theirs.write_text("bob's own passphrase\n")
+    add = ["player", "add", "bob", "--db", url, "--password-file", str(theirs)]
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not it\n")
+    assert main([*add, "--by", "tama", "--by-password-file", str(wrong)]) == 2
+    assert _people(db).get("bob") is None
+    assert main([*add, "--by", "tama", "--by-password-file", str(right)]) == 0
+    bob = _people(db).check("bob", "bob's own passphrase")
+    assert bob is not None and str(bob.role) == "player"
+    capsys.readouterr()
+    taken = ["player", "add", "pitboss", "--db", url, "--password-file", str(theirs)]
+    assert main([*taken, "--by", "tama", "--by-password-file", str(right)]) == 2
+
+
 def test_staff_are_managed_by_a_pit_boss_who_authenticates_and_each_change_is_chained(
     db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
