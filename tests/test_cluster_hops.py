@@ -186,7 +186,7 @@ def test_the_public_port_and_a_request_passed_on_between_children_still_serve(
 def test_no_childs_command_line_or_environment_holds_the_secret(tmp_path: Path) -> None:
     """The cluster's secret is given through a pipe: each child's command line is the
     parent's options and three descriptors' numbers, and its environment the parent's with
-    the supervisor's token (Linux's /proc)."""
+    the supervisor's token and its own number (Linux's /proc)."""
 
     def environment(pid: int) -> set[bytes]:
         return set(Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"))
@@ -203,7 +203,8 @@ def test_no_childs_command_line_or_environment_holds_the_secret(tmp_path: Path) 
             assert all(n.isdigit() for n in fds[1::2]), given
             assert given[:-6][-2:] == ["--table", TABLES[-1]], given  # the parent's options
             more = environment(pid) - environment(parent)
-            assert {e.split(b"=")[0] for e in more} <= {b"PONTOON_SUPERVISOR_TOKEN"}, more
+            known = {b"PONTOON_SUPERVISOR_TOKEN", b"PONTOON_CHILD"}  # (the child's number)
+            assert {e.split(b"=")[0] for e in more} <= known, more
 
 
 def test_a_proof_holds_for_its_request_its_secret_its_window_and_once() -> None:
