@@ -114,12 +114,22 @@ def test_env_plays_the_round_engines_rounds(
         obs, _ = env.reset()
 
 
-@pytest.mark.parametrize(("preset", "boxes"), [("nz-pontoon", 1), ("classic-blackjack", 1)])
-def test_a_chart_through_the_env_is_the_simulators_rounds(preset: str, boxes: int) -> None:
+@pytest.mark.parametrize(
+    ("preset", "boxes", "specialise"),
+    [
+        ("nz-pontoon", 1, False),
+        ("classic-blackjack", 1, False),
+        # the default path, its steps compiled for the table (tests/test_env_specialised.py)
+        pytest.param("nz-pontoon", 2, True, marks=pytest.mark.slow),
+    ],
+)
+def test_a_chart_through_the_env_is_the_simulators_rounds(
+    preset: str, boxes: int, specialise: bool
+) -> None:
     """The optimal-chart path: the env's vector tables play a chart as the compiled simulator
     does (kernel.decisions), round by round, on the simulator's own shoes."""
     chart = Chart.read(f"tests/data/sim/{preset}.csv")
-    env = PontoonVectorEnv(1, preset, boxes=boxes, specialise=False)
+    env = PontoonVectorEnv(1, preset, boxes=boxes, specialise=specialise)
     policy = ChartPolicy(env.table, chart)
     seed = 5
     obs, _ = env.reset(seed=seed)

@@ -1,21 +1,16 @@
 """The vector environment's default path: its steps compiled for one table's rule switches and
 shape (``PontoonVectorEnv(specialise=True)``, what users, the bench and the examples run) play
 what the generic steps play — observations, masks, rewards, refusals, the end of each round —
-for the same seeds and actions, across rule sets and box counts; and a chart played through
-them is the simulator's rounds on the simulator's own shoes, as the generic steps' is
-(tests/test_env_engine.py ties the generic steps to the round engine)."""
+for the same seeds and actions, across rule sets and box counts (a chart played through them
+is the simulator's rounds: tests/test_env_engine.py, which ties the generic steps to the round
+engine)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from gymnasium.utils import seeding
 
-from pontoon.analysis.chart import Chart
 from pontoon.env import PontoonVectorEnv
-from pontoon.env.chart_policy import ChartPolicy
-from pontoon.env.single import table_key
-from pontoon.sim.job import Job, run_chunk
 from tests.test_env import compiled_env  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.usefixtures("compiled_env"), pytest.mark.slow]
@@ -56,20 +51,3 @@ def test_the_specialised_steps_play_the_generic_steps(
         assert np.array_equal(finfo["refused"], sinfo["refused"]), step
         rounds += int(sterm.sum())
     assert rounds > 400
-
-
-def test_a_chart_through_the_specialised_steps_is_the_simulators_rounds() -> None:
-    chart = Chart.read("tests/data/sim/nz-pontoon.csv")
-    env = PontoonVectorEnv(1, "nz-pontoon", boxes=2, specialise=True)  # (the first case's)
-    policy = ChartPolicy(env.table, chart)
-    seed = 11
-    obs, _ = env.reset(seed=seed)
-    got: list[float] = []
-    while len(got) < 3000:
-        obs, reward, term, _, info = env.step(policy(obs))
-        assert not info["refused"].any()
-        if term[0]:
-            got.append(reward[0])
-    job = Job.build(env.table.rules, chart, boxes=2, wager=env.table.wager, others=False)
-    _, nets = run_chunk(job, table_key(seeding.np_random(seed)[0]), len(got), trace=True)
-    assert np.array_equal(np.array(got) * env.table.wager, nets.sum(axis=1))

@@ -7,6 +7,8 @@ each size go to $PONTOON_TEST_ARTIFACTS or the test's tmp directory."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,24 @@ SIZES = [(390, 844), (844, 390), (768, 1024), (1280, 800), (360, 740)]
 SPLIT_ROUND = ["4D", "8S", "AS", "8H", "3C", "9D", "KD", "6S", "7H", "JC", "2D", "5S"]
 
 
+@contextmanager
+def _page(db: Path, width: int, height: int, touch: bool) -> Iterator[tuple[str, Page]]:
+    """A table served on a stacked shoe, and a browser's page at ``width`` x ``height`` (a
+    touch screen's with ``touch``): the address and the page."""
+    with (
+        _serving(db, load_rules("nz-pontoon"), SPLIT_ROUND) as url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        ctx = browser.new_context(
+            viewport={"width": width, "height": height}, is_mobile=touch, has_touch=touch
+        )
+        try:
+            yield url, ctx.new_page()
+        finally:
+            browser.close()
+
+
 def _inside(page: Page, selector: str, width: int, height: int) -> bool:
     box = page.locator(selector).first.bounding_box()
     assert box is not None, selector
@@ -39,15 +59,18 @@ def _inside(page: Page, selector: str, width: int, height: int) -> bool:
     )
 
 
-def _small_targets(page: Page) -> list[str]:
-    """The visible controls of the header and the controls' bar smaller than 44 x 44."""
+TABLE_CONTROLS = "header button, header select, header a, #controls button, .box[role=button]"
+
+
+def _small_targets(page: Page, controls: str = TABLE_CONTROLS) -> list[str]:
+    """The visible ``controls`` smaller than 44 x 44 CSS pixels."""
     found: list[str] = page.evaluate(
-        """() => [...document.querySelectorAll(
-              "header button, header select, header a, #controls button, .box[role=button]")]
+        """(controls) => [...document.querySelectorAll(controls)]
             .filter((e) => e.offsetParent !== null)
             .filter((e) => { const r = e.getBoundingClientRect();
                              return r.width < 44 || r.height < 44; })
-            .map((e) => (e.id || e.dataset.action || e.dataset.chip || e.textContent).trim())"""
+            .map((e) => (e.id || e.dataset.action || e.dataset.chip || e.textContent).trim())""",
+        controls,
     )
     return found
 
@@ -56,16 +79,7 @@ def _small_targets(page: Page) -> list[str]:
 def test_the_table_fits_every_screen(
     tmp_path: Path, artifacts: Path, width: int, height: int
 ) -> None:
-    with (
-        _serving(tmp_path / "s.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
-        sync_playwright() as pw,
-    ):
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        touch = width < 900
-        ctx = browser.new_context(
-            viewport={"width": width, "height": height}, is_mobile=touch, has_touch=touch
-        )
-        page = ctx.new_page()
+    with _page(tmp_path / "s.db", width, height, touch=width < 900) as (url, page):
         page.goto(url)
         page.fill("#player-name", "ana")
         page.click("#join-button")
@@ -83,7 +97,6 @@ def test_the_table_fits_every_screen(
         heard = page.inner_text("#announce")
         for said in ("ace of spades to the dealer", "eight of spades to box 4", "insurance"):
             assert said in heard, heard
-        browser.close()
 
 
 def _tab_to(page: Page, selector: str) -> None:
@@ -104,12 +117,7 @@ def _press(page: Page, selector: str, key: str = "Enter") -> Any:
 
 
 def test_a_round_played_with_the_keyboard_alone(tmp_path: Path, artifacts: Path) -> None:
-    with (
-        _serving(tmp_path / "k.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
-        sync_playwright() as pw,
-    ):
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+    with _page(tmp_path / "k.db", 390, 844, touch=False) as (url, page):
         page.goto(url)
         page.wait_for_selector("#join-button:not([disabled])")
         _tab_to(page, "#player-name")
@@ -129,7 +137,6 @@ def test_a_round_played_with_the_keyboard_alone(tmp_path: Path, artifacts: Path)
         heard = page.inner_text("#announce")
         assert "ana" in heard and "your balance is" in heard, heard
         page.screenshot(path=str(artifacts / "keyboard-round.png"))
-        browser.close()
 
 
 def _serious(page: Page) -> list[str]:
@@ -147,12 +154,7 @@ def _serious(page: Page) -> list[str]:
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)])
 def test_every_page_in_each_state_passes_axe(tmp_path: Path, width: int, height: int) -> None:
     pytest.importorskip("axe_playwright_python")
-    with (
-        _serving(tmp_path / "a.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
-        sync_playwright() as pw,
-    ):
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    with _page(tmp_path / "a.db", width, height, touch=False) as (url, page):
         found: dict[str, list[str]] = {}
         page.goto(url)
         page.wait_for_selector(".box")
@@ -173,7 +175,6 @@ def test_every_page_in_each_state_passes_axe(tmp_path: Path, width: int, height:
             page.goto(url + other)
             page.wait_for_load_state("networkidle")
             found[other] = _serious(page)
-        browser.close()
     assert {k: v for k, v in found.items() if v} == {}
 
 
@@ -182,30 +183,15 @@ def test_the_other_pages_fit_every_screen(
     tmp_path: Path, artifacts: Path, width: int, height: int
 ) -> None:
     """The drill, recall and pit pages: no sideways scrolling, no control under 44 x 44."""
-    with (
-        _serving(tmp_path / "o.db", load_rules("nz-pontoon"), SPLIT_ROUND) as url,
-        sync_playwright() as pw,
-    ):
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        ctx = browser.new_context(
-            viewport={"width": width, "height": height}, is_mobile=True, has_touch=True
-        )
-        page = ctx.new_page()
+    with _page(tmp_path / "o.db", width, height, touch=True) as (url, page):
         for other in ("train", "recall", "pit"):
             page.goto(url + other)
             page.wait_for_load_state("networkidle")
             page.screenshot(path=str(artifacts / f"{other}-{width}x{height}.png"))
             wide = page.evaluate("document.scrollingElement.scrollWidth")
             assert wide <= width, f"{other}: {wide} px wide on a {width} px screen"
-            small = page.evaluate(
-                """() => [...document.querySelectorAll("button, select, input, a")]
-                    .filter((e) => e.offsetParent !== null)
-                    .filter((e) => { const r = e.getBoundingClientRect();
-                                     return r.width < 44 || r.height < 44; })
-                    .map((e) => e.id || e.textContent.trim())"""
-            )
+            small = _small_targets(page, "button, select, input, a")
             assert small == [], f"{other}: {small}"
-        browser.close()
 
 
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)])
