@@ -45,7 +45,10 @@ has its backends' CPU for the database reported beside it (``database_cpu_ms_per
 group-commit figures are one process's. ``--writer thread`` serves with the store's commits on a
 thread of the server (``pontoon serve --writer``; its default is a process of their own).
 
-``--drills N`` adds N learners of the strategy drill (``/api/train``) beside the bots, each
+``--metrics`` serves the metrics (``pontoon serve --metrics-port``) and scrapes them every second
+while the bots play; the servers' message counters are reported beside the bots' own counts
+(``metrics_match``). ``--drills N`` adds N learners of the strategy drill (``/api/train``)
+beside the bots, each
 starting a drill (20 decisions, a preset and a mode at random) and answering it as fast as it
 gets its questions, a legal play at random; with ``--accounts`` each is an account that logs
 in (its drills are kept under it), else it gives its name. Reported beside the tables'
@@ -80,6 +83,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -720,6 +724,42 @@ async def run(
     return st, ds, elapsed, cpu, _own_cpu() - mine0
 
 
+class _Scraper:
+    """Scrapes every process's ``/metrics`` (``--metrics-port``, child i at the port + i) once a
+    second on a thread of its own until :meth:`stop`; its first and last message counters."""
+
+    def __init__(self, port: int, processes: int) -> None:
+        import threading
+
+        self.urls = [f"http://{HOST}:{port + i}/metrics" for i in range(processes)]
+        self.before = self._answered()
+        self.scrapes = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _answered(self) -> Counter[str]:
+        from prometheus_client.parser import text_string_to_metric_families
+
+        out: Counter[str] = Counter()
+        for u in self.urls:
+            for family in text_string_to_metric_families(httpx.get(u, timeout=10).text):
+                for s in family.samples:
+                    if s.name == "pontoon_messages_total":
+                        out[s.labels["answer"]] += int(s.value)
+        return out
+
+    def _run(self) -> None:
+        while not self.done.wait(1.0):
+            self._answered()
+            self.scrapes += 1
+
+    def stop(self) -> dict[str, Any]:
+        self.done.set()
+        self.thread.join()
+        return {"before": self.before, "after": self._answered(), "scrapes": self.scrapes}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a short run (5 tables, 5 s)")
@@ -753,6 +793,12 @@ def main() -> None:
     parser.add_argument(
         "--drills", type=int, default=0, help="N learners of the strategy drill beside the bots"
     )
+    parser.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve --metrics-port and scrape it every second while the bots play; report its "
+        "message counters beside the bots' own counts",
+    )
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
     seconds = args.seconds or (5.0 if args.quick else 60.0)
@@ -785,6 +831,9 @@ def main() -> None:
             cmd += ["--writer", args.writer]
         if args.processes > 1:
             cmd += ["--processes", str(args.processes)]
+        metrics_port = _free_port() if args.metrics else None
+        if metrics_port is not None:
+            cmd += ["--metrics-port", str(metrics_port)]
         operator = None
         if args.operator:
             operator, options = stack.enter_context(_operator(Path(tmp)))
@@ -818,6 +867,7 @@ def main() -> None:
             except ImportError:
                 pass
             database0 = _database_cpu(url)
+            scraper = _Scraper(metrics_port, args.processes) if metrics_port else None
             st, ds, elapsed, (server_cpu, train_cpu), bots_cpu = asyncio.run(
                 run(
                     base,
@@ -831,6 +881,7 @@ def main() -> None:
                     operator,
                 )
             )
+            scraped = scraper.stop() if scraper is not None else None
             database1 = _database_cpu(url)
             database_cpu = sum(t - database0.get(p, 0.0) for p, t in database1.items())
             after = _each_process(base, args.processes)
@@ -924,6 +975,14 @@ def main() -> None:
         # the learners' own process (a client's work, on this host beside the server's)
         "drill_learners_cpu_share": round(ds.cpu / elapsed, 2),
     }
+    if scraped is not None:  # --metrics: the servers' counters against the bots' own counts
+        answered = scraped["after"] - scraped["before"]
+        result |= {
+            "metrics_scrapes": scraped["scrapes"],
+            "metrics_messages": {k: int(v) for k, v in answered.items()},
+            "metrics_match": answered.get("ok", 0) + answered.get("refused", 0) == len(st.latencies)
+            and answered.get("refused", 0) == sum(st.refused.values()),
+        }
     print(
         f"{tables} tables × 3 players, {elapsed:.0f} s: {result['actions_per_second']} actions/s, "
         f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms "

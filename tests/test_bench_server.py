@@ -86,17 +86,22 @@ def test_a_bot_that_bet_skips_the_betting_until_the_deal(tmp_path: Path) -> None
 
 def test_the_bots_play_a_short_bench_and_every_decision_is_recorded_once(tmp_path: Path) -> None:
     """The bench end to end, briefly: its bots (on picows) join, play, and are answered; the
-    store holds every decision they were told was recorded, once, and verifies."""
+    store holds every decision they were told was recorded, once, and verifies; the server's
+    metrics, scraped every second meanwhile (``--metrics``), count every message the bots were
+    answered."""
     import subprocess
     import sys
 
     run = [sys.executable, str(BENCH), "--tables", "2", "--seconds", "5", "--think", "20"]
-    done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [*run, "--metrics"], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["rounds"] >= 1 and result["decisions_acknowledged"] >= 2
     assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
     assert result["decisions_recorded"] == result["decisions_acknowledged"]
+    assert result["metrics_scrapes"] >= 3 and result["metrics_match"], result
 
 
 def test_the_bench_drill_load_in_accounts_mode(tmp_path: Path) -> None:
