@@ -177,7 +177,9 @@ def test_an_accounts_drills_are_bounded(client: TestClient) -> None:
     another's), starts and answers at their rates (429 with Retry-After)."""
     from pontoon.server.train import Pace
 
-    client.app.state.drills.pace = Pace(per_account=3, start_burst=5, answer_burst=2)  # type: ignore[attr-defined]
+    # (rates slow enough that no bucket refills while a loaded host works the steps out)
+    pace = Pace(per_account=3, start_burst=5, answer_burst=2, start_rate=1e-3, answer_rate=1e-3)
+    client.app.state.drills.pace = pace  # type: ignore[attr-defined]
     ana, ben = login(client, "ana"), login(client, "ben")
     theirs = client.post("/api/train", json=START, headers=ben).json()
     mine = [client.post("/api/train", json=START, headers=ana).json() for _ in range(4)]
