@@ -136,5 +136,9 @@ def test_the_bench_in_operator_mode(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["operator"] and result["rounds"] >= 1 and result["refused"] == {}
+    assert result["operator"] and result["rounds"] >= 1
+    # no refusal but, now and then on a loaded host, "look again" (stale: the table moved on
+    # while a debit was asked for with its lock let go); a bot acts on the next state
+    assert set(result["refused"]) <= {"stale"}, result["refused"]
+    assert result["refused"].get("stale", 0) <= max(1, result["actions"] // 100), result
     assert result["lost"] == 0 and result["duplicated"] == 0 and result["verify"] == "ok"
