@@ -94,3 +94,15 @@ def test_a_bench_line_is_stamped_and_never_appended_from_a_test(
     for key in ("date", "commit", "machine", "machine_cores", "load_average", "python", "argv"):
         assert key in line, key
     assert line["cores"] == 1 and len(line["load_average"]) == 3
+
+
+def test_a_server_row_takes_only_plain_runs_of_its_length() -> None:
+    """A run with its metrics scraped, or shorter than the row says, is not the row's figure."""
+    table = _bench("table")
+    chooses = table.server(50, "sqlite", "open")
+    plain = {"bench": "server", "tables": 50, "store": "sqlite", "think_ms": 150.0, "seconds": 60.2}
+    assert chooses(plain)
+    assert not chooses({**plain, "metrics_scrapes": 29})
+    assert not chooses({**plain, "seconds": 30.2})
+    assert not chooses({**plain, "accounts": True})
+    assert table.server(330, "sqlite", "open", seconds=25)({**plain, "tables": 330, "seconds": 30})
