@@ -4,6 +4,7 @@ through the server in accounts mode (``create_app(accounts=True)``, ``pontoon se
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text
+from starlette.websockets import WebSocketDisconnect
 
 from pontoon.cli import main
 from pontoon.rules import load_rules
@@ -25,6 +27,7 @@ from pontoon.server.accounts import COOKIE, CSRF_HEADER
 from pontoon.server.app import create_app
 from pontoon.server.limits import Limits
 from pontoon.server.table import TableConfig
+from pontoon.server.tenure import Leasing
 from pontoon.store.accounts import AccountError, Accounts, Movement, Role, hasher
 from pontoon.store.db import Store
 from pontoon.store.schema import staff_actions, wallet_entries
@@ -61,7 +64,11 @@ def db(tmp_path: Path) -> Path:
 
 
 def _app(
-    db: Path, limits: Limits | None = None, hours: float = 24.0, cards: list[str] = ROUND
+    db: Path,
+    limits: Limits | None = None,
+    hours: float = 24.0,
+    cards: list[str] = ROUND,
+    leasing: Leasing | None = None,
 ) -> Any:
     rules = load_rules("nz-pontoon")
     configs = [TableConfig("kauri", rules, 30.0, 30.0, 100_000, stacked(cards))]
@@ -73,6 +80,7 @@ def _app(
         accounts=True,
         password_strength="minimum",
         login_hours=hours,
+        leasing=leasing,
     )
 
 
@@ -632,3 +640,57 @@ def test_a_double_the_wallet_cannot_pay_is_refused_and_its_card_goes_back(
     with Store(_url(db)) as store:
         assert verify(store).ok
     assert client.get("/api/me", headers=login(client, "ana")).json()["balance"] == 2500
+
+
+def _replaced(sock: Socket) -> str:
+    """The words ``sock`` was closed with for one socket too many (4409); a socket still
+    open answers the ping, and the test fails."""
+    with contextlib.suppress(Exception):  # (closed already: nothing to send on)
+        sock.ws.send_json({"type": "ping", "id": "still-open?"})
+    m = sock.ws.receive_json()
+    while m["type"] == "state":
+        m = sock.ws.receive_json()
+    assert m.get("code") == "sockets", f"the socket is still open: {m}"
+    with pytest.raises(WebSocketDisconnect) as closing:
+        sock.ws.receive_json()
+    assert closing.value.code == 4409
+    return str(m["error"])
+
+
+@pytest.mark.parametrize("processes, bound", [(1, 3), (2, 2)])
+def test_an_accounts_sockets_are_bounded_over_its_sessions_and_its_processes(
+    db: Path, processes: int, bound: int
+) -> None:
+    """A bound of 3 sockets an account: one process allows 3 over all its sessions (each
+    session alone may hold 4 at a table); each of 2 processes allows 2, so that together they
+    allow no more than the bound rounded up (a table's sockets all go to its one owner)."""
+    leasing = Leasing("127.0.0.1:9", 30.0, processes=processes) if processes > 1 else None
+    with serving(_app(db, Limits(sockets_per_account=3), leasing=leasing)) as client:
+        phone = register(client, "ana")
+        laptop = login(client, "ana")
+        client.post("/api/tables/kauri/join", headers=phone)
+        socks = [Socket(client, phone if i % 2 else laptop) for i in range(bound)]
+        Socket(client, phone)  # one more than this process allows the account
+        assert "this account opened more than" in _replaced(socks[0])
+        socks[1].send(type="ping")  # the others stay
+
+
+def test_what_a_stranger_reads_of_the_server_names_nobody_and_no_money(db: Path) -> None:
+    """``/api/stats``, ``/api/server``, ``/livez`` and ``/readyz`` answer anyone (a load
+    balancer, the bench): after a round played for money, none of them names a player, a
+    table, a balance or a card."""
+    with serving(_app(db)) as client:
+        ana = register(client, "ana")
+        deposit(client, "ana", 98_765, "R-1")
+        assert client.post("/api/tables/kauri/join", headers=ana).status_code == 200
+        sock = Socket(client, ana)
+        assert sock.send(type="bet", box=1, amount=4321)["type"] == "ok"
+        assert sock.send(type="deal")["type"] == "ok"
+        _play_out(sock)
+        client.cookies.clear()
+        for path in ("/api/stats", "/api/server", "/livez", "/readyz"):
+            r = client.get(path)
+            assert r.status_code == 200, path
+            said = r.text.lower()
+            for secret in ("ana", "kauri", "98765", "987.65", "4321", "43.21", "queen", '"qs"'):
+                assert secret not in said, (path, secret)

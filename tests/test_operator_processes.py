@@ -37,7 +37,7 @@ from pontoon.server.handoff import OWNERS_SECONDS
 from pontoon.server.operator import OperatorConfig, OperatorWallet
 from pontoon.store.accounts import Accounts
 from pontoon.store.db import Store
-from pontoon.store.leases import holders
+from pontoon.store.leases import holders, take
 from pontoon.store.schema import operator_calls
 from tests.operator_double import Operator
 from tests.test_leases import _until
@@ -60,38 +60,49 @@ def _row(key: str, kind: str, owner: str | None, table: str, ago: float) -> dict
     }
 
 
-def test_an_outbox_ends_its_own_calls_and_a_dead_owners_of_its_tables_only(
+def test_an_outbox_ends_its_own_calls_a_dead_owners_of_its_tables_and_those_of_no_table(
     tmp_path: Path,
 ) -> None:
+    """Each process sends its own calls, and a dead owner's of the tables it serves; a table
+    no process serves (closed, or no longer configured) is any process's to end."""
     operator = Operator(SECRET, {"ana": 20_000})
     url = f"sqlite:///{tmp_path / 'o.db'}"
+    hour = 3600.0
     with Store(url) as store, in_thread(operator.app()) as host:
         Accounts(store).launched("ana")
         config = OperatorConfig(f"http://{host}", SECRET, ISSUER, timeout=0.5, attempts=1)
 
         async def run() -> None:
-            a = OperatorWallet(store, config, {})  # another live process: it serves rimu
-            b = OperatorWallet(store, config, {})  # this one: it serves kauri
+            a = OperatorWallet(store, config, {}, leased=True)  # another live process
+            b = OperatorWallet(store, config, {}, leased=True)  # this one
+            assert take(store, "rimu", a.owner, "a:1", hour) and take(
+                store, "kauri", b.owner, "b:1", hour
+            )
             a.serve("rimu")
             b.serve("kauri")
-            hour = 3600.0
             rows = [
                 _row("a-in-flight", "debit", a.owner, "kauri", 0.0),  # (kauri was a's)
                 _row("a-credit", "credit", a.owner, "kauri", 0.0),
                 _row("dead-debit", "debit", "a-process-gone", "kauri", hour),
                 _row("dead-debit-rimu", "debit", "a-process-gone", "rimu", hour),
                 _row("untaken-credit", "credit", None, "kauri", 0.0),
+                _row("closed-debit", "debit", "a-process-gone", "totara", hour),  # nobody's table
+                _row("closed-credit", "credit", None, "totara", 0.0),
+                _row("closed-young-debit", "debit", "a-process-gone", "totara", 0.0),
             ]
             with store.write() as conn:
                 conn.execute(insert(operator_calls), rows)
             a.in_flight.add("a-in-flight")
-            assert await b.flush() == 2
+            assert await b.flush() == 4
             assert _statuses(store) == {
                 "a-in-flight": ("pending", a.owner),  # a live process's, in flight
                 "a-credit": ("pending", a.owner),  # a's to send
                 "dead-debit": ("rolled-back", b.owner),  # older than the longest debit
                 "dead-debit-rimu": ("pending", "a-process-gone"),  # not a table b serves
                 "untaken-credit": ("done", b.owner),  # written at b's table, sent at once
+                "closed-debit": ("rolled-back", b.owner),  # no process serves totara
+                "closed-credit": ("done", b.owner),
+                "closed-young-debit": ("pending", "a-process-gone"),  # maybe in flight still
             }
             assert await a.flush() == 2  # its credit, and rimu's old debit; not its own in flight
             a.settled([("a-in-flight", "ana", 700)])  # its wager was not recorded
@@ -103,7 +114,7 @@ def test_an_outbox_ends_its_own_calls_and_a_dead_owners_of_its_tables_only(
 
         asyncio.run(run())
     rolled = [key for kind, key in operator.calls if kind == "rollback"]
-    assert sorted(rolled) == ["a-in-flight", "dead-debit", "dead-debit-rimu"]  # each once
+    assert sorted(rolled) == ["a-in-flight", "closed-debit", "dead-debit", "dead-debit-rimu"]
     assert config.longest == 0.5 + 0.05 + 0.5
 
 

@@ -74,7 +74,7 @@ class Hub:
         self.remote = None
         if operator is not None:
             assert self.wallets is not None, "an operator's wallet needs accounts"
-            self.remote = OperatorWallet(store, operator, self.wallets)
+            self.remote = OperatorWallet(store, operator, self.wallets, leasing is not None)
         self.configs = {c.name: c for c in configs}
         self.tables: dict[str, Table] = {}  # the tables this process serves
         self.sessions: dict[str, Session] = {}  # by the token's digest
@@ -85,6 +85,10 @@ class Hub:
         self.limits = limits = limits or Limits()
         self.charts = Charts()
         self.throttle = SharedThrottle(store, "address", limits.failures, limits.failure_window)
+        # an account's sockets, at the tables of this process: the bound shared out among the
+        # processes, so that together they allow it (rounded up: at most N - 1 more)
+        shared = max(1, leasing.processes) if leasing is not None else 1
+        self.sockets_per_account = -(-limits.sockets_per_account // shared)
         self.tenure: Tenure | None = None  # several processes: the tables held by lease
         if leasing is None:
             for name in self.configs:
@@ -260,7 +264,7 @@ class Hub:
                 for c in t.clients
                 if c.session.name == session.name and c.session.role == session.role
             ]
-            self._bound(everywhere, self.limits.sockets_per_account, "this account")
+            self._bound(everywhere, self.sockets_per_account, "this account")
 
     def revoked(self, name: str) -> int:
         """Account ``name``'s sessions were ended (:mod:`pontoon.store.revocation`): its

@@ -32,7 +32,9 @@ stays ``pending`` on the same schedule.
 
 Each process's outbox sends only its own calls that are not in flight, the credits of the
 tables it serves that no process has taken yet, and any call of a table it serves older than
-:attr:`OperatorConfig.longest` (a dead process's debit: rolled back by the table's next holder).
+:attr:`OperatorConfig.longest` (a dead process's debit: rolled back by the table's next holder);
+a table no process serves (closed by the pit boss, or no longer configured) is every process's
+in that, so its calls are ended too.
 So a wager is charged once and only when recorded, and a win is paid once, whatever the
 network or a SIGKILL does; the operator must answer the same key with the same result.
 """
@@ -57,6 +59,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from pontoon.errors import PontoonError
 from pontoon.store import chain, play_limits
 from pontoon.store.db import Store, StoreError, WalletError
+from pontoon.store.leases import holders
 from pontoon.store.schema import operator_calls
 
 log = logging.getLogger(__name__)
@@ -120,10 +123,15 @@ Debit = tuple[str, str, int]
 class OperatorWallet:
     """The calls to one operator's wallet; ``balances``: the server's copy of its players'.
     ``owner``: this process's id, made at start, kept with every call it writes; ``serving``:
-    the tables this process serves now (kept by each :class:`~pontoon.server.table.Table`)."""
+    the tables this process serves now (kept by each :class:`~pontoon.server.table.Table`);
+    ``leased``: the tables are shared by lease with other processes (a table no lease holds is
+    served by nobody)."""
 
-    def __init__(self, store: Store, config: OperatorConfig, balances: dict[str, int]) -> None:
+    def __init__(
+        self, store: Store, config: OperatorConfig, balances: dict[str, int], leased: bool = False
+    ) -> None:
         self.store = store
+        self.leased = leased  # several processes share the tables by lease
         self.config = config
         self.balances = balances
         self.client = httpx.AsyncClient(base_url=config.url.rstrip("/"), timeout=config.timeout)
@@ -296,11 +304,15 @@ class OperatorWallet:
     def _due(self) -> list[dict[str, Any]]:
         """The calls owed and due now that this process may send: its own; a credit of a table
         it serves that no process has taken; any call of a table it serves older than
-        :attr:`OperatorConfig.longest` (its process gone, or its debit long over)."""
+        :attr:`OperatorConfig.longest` (its process gone, or its debit long over). A table
+        nobody serves (closed, or no longer configured) counts as this process's: its calls
+        are ended by whichever process looks first."""
         c = operator_calls.c
         now = chain.now()
         old = _stored(datetime.now(UTC) - timedelta(seconds=self.config.longest))
-        served = c.table_id.in_(sorted(self.serving))
+        serving = sorted(self.serving)
+        held = sorted(set(holders(self.store)) | self.serving) if self.leased else serving
+        served = or_(c.table_id.in_(serving), c.table_id.not_in(held))
         untaken_credit = and_(c.kind == "credit", c.owner.is_(None))
         theirs = and_(
             served,
