@@ -174,3 +174,68 @@ def test_the_reality_check_and_the_session_time_survive_a_restart(tmp_path: Path
         sock.n = 30
         assert sock.send(type="bet", box=3, amount=1000)["type"] == "ok"
         sock.close()
+
+
+def test_a_first_wager_waits_on_nothing_and_the_clock_is_the_wagers_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The login's first wager starts the clock in memory, touching the store not at all (a
+    write there, under the table's lock, held every table of the process up); the store's
+    clock is the wagers' own record, so nothing is written for it (the restart test above
+    reads it back through a server)."""
+    from pontoon.server.playclock import PlayClocks
+
+    with Store(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        people = Accounts(store, hasher("minimum"))
+        people.create("ana", PASSWORD)
+        people.open_session("ana", 3600)
+        people.set_limit("ana", Limit.REALITY, 30)
+        here = PlayClocks(people)
+        assert here.read("ana").start is None  # no wager yet in this login
+
+        def touched(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("the store was asked during the wager")
+
+        with monkeypatch.context() as m:
+            m.setattr(store, "write", touched)
+            m.setattr(store, "read", touched)
+            here.check("ana")  # the first wager: allowed, its clock started
+            here.check("ana")
+        started, since = here.known["ana"].start, here.known["ana"].since
+        assert started is not None and people.play_clock("ana") == (None, None)
+        assert here.read("ana").since == since  # kept until the wager's record is read
+        here.clock = lambda: started + 31 * 60 + 1
+        with pytest.raises(Exception, match="reality check: you have played 31 minutes"):
+            here.check("ana")
+
+
+def test_the_play_clocks_rows_are_no_limit_a_wager_is_checked_against(tmp_path: Path) -> None:
+    """A login's first wager and a reality check seen are rows of ``play_limits`` but limit
+    nothing: with only them, a wager is written unchecked (no row lock, no sums over the
+    windows; before, every wager of a player who had played once paid for both) and they are
+    not among the limits in force; a loss limit or a pause is."""
+    from sqlalchemy import insert
+
+    from pontoon.store import play_limits
+    from pontoon.store.schema import play_limits as play_limits_table
+
+    with Store(f"sqlite:///{tmp_path / 'l.db'}") as store:
+        people = Accounts(store, hasher("minimum"))
+        people.create("ana", PASSWORD)
+        people.open_session("ana", 3600)
+        people.acknowledge("ana", 30)
+        with store.write() as conn:  # a first wager's row, as version 0.9.0 wrote it
+            now = play_limits.chain.now()
+            row = {"account": "ana", "kind": "play-start", "value": None}
+            conn.execute(insert(play_limits_table), [row | {"effective_at": now, "at": now}])
+        people.set_limit("ana", Limit.DEPOSIT_DAY, 50_000)  # a deposit's limit: not a wager's
+        sql = store._sql
+
+        def checked() -> bool:
+            with store.read() as conn:
+                return sql.one(conn, sql.has_limits, {"b_account": "ana"}) is not None
+
+        assert not checked()
+        assert people.limits("ana")["limits"] == {"deposit-day": 50_000}
+        people.set_limit("ana", Limit.LOSS_DAY, 3000)
+        assert checked()

@@ -129,7 +129,8 @@ class Door:
         if until is not None:
             raise Forbidden(f"play is paused until {until[:16]} UTC")
         token = await self.run(self.accounts.open_session, name, self.session_seconds)
-        self.clocks.forget(name)  # a new login: a new session's clock at its first wager
+        self.clocks.forget(name)  # a new login: a new clock at its first wager
+        await self.run(self.clocks.read, name)  # (read now: the first wager waits on nothing)
         return account, token
 
     def _check(self, name: str, password: str, addr: str, known: bool) -> Account | None:
@@ -154,9 +155,9 @@ class Door:
         session's time is up (:class:`pontoon.server.playclock.PlayClocks`)."""
         self.clocks.check(name)
 
-    def acknowledge(self, name: str) -> None:
+    async def acknowledge(self, name: str) -> None:
         """The player has seen the reality check (the message ``reality``): recorded."""
-        self.clocks.acknowledge(name)
+        await asyncio.to_thread(self.clocks.acknowledge, name)
 
     async def who(self, request: Request, *, changes: bool = False) -> tuple[Account, str] | None:
         """The account of the request's cookie and the cookie's token, or None without a

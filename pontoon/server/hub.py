@@ -388,6 +388,8 @@ class Hub:
         (``funds``: declined, or past the player's limits) or nothing (``wallet``)."""
         if self.remote is not None and isinstance(msg, Bet | Act) and client.session.name:
             await self._known(client.session.name, msg.amount or 0)
+        if self.door is not None and isinstance(msg, Bet) and client.session.role == "player":
+            await self.door.clocks.ready(client.session.name)  # (a store's read, no lock held)
         try:
             return await table.paying(lambda paid: self._locked(table, client, msg, paid))
         except Refused:
@@ -431,7 +433,7 @@ class Hub:
             if self.door is None or session.role != "player":
                 raise Refused("a reality check is a player's, in accounts mode", code="role")
             if isinstance(msg, Reality):
-                self.door.acknowledge(session.name)
+                await self.door.acknowledge(session.name)
                 out = {"type": "ok", "ref": msg.id, "version": table.version}
                 _remember(session, msg.id, out)
                 return out

@@ -311,11 +311,11 @@ class Accounts:
         with self.store.read() as conn:
             return play_limits.net_since(conn, name, since)
 
-    def play_clock(self, name: str) -> tuple[str, str | None]:
-        """:func:`pontoon.store.play_limits.play_clock`: when play began in the current login,
-        and the last reality check acknowledged since."""
-        with recorded(self.store) as rec:
-            return play_limits.play_clock(rec, name)
+    def play_clock(self, name: str) -> tuple[str | None, str | None]:
+        """:func:`pontoon.store.play_limits.play_clock`: when play began in the current login
+        (None: not yet), and the last reality check acknowledged since."""
+        with self.store.read() as conn:
+            return play_limits.play_clock(conn, name)
 
     def acknowledge(self, name: str, minutes: int) -> None:
         with recorded(self.store) as rec:

@@ -72,7 +72,12 @@ class Pause(StrEnum):
 
 
 REALITY_ACK = "reality-ack"  # a reality check seen and acknowledged (value: minutes played)
-PLAY_START = "play-start"  # a login's first wager: the reality check's and session's clock
+# the play clock's rows, records of play and not limits: the acknowledgements, and a login's
+# first wager as stores of version 0.9.0 wrote it (the wager itself is the record now)
+CLOCK = (REALITY_ACK, "play-start")
+# the rows a wager is checked against (:func:`check_wager`): an account with none of them
+# (every other row of its: a deposit limit, the clock) has its wagers written unchecked
+WAGER_KINDS = (Limit.LOSS_DAY.value, Limit.LOSS_WEEK.value, *(p.value for p in Pause))
 
 
 class LimitError(InputError):
@@ -93,7 +98,9 @@ def current(conn: Any, account: str) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     c = play_limits.c
     rows = conn.execute(
-        select(c.kind, c.value).where(c.account == account, c.effective_at <= now).order_by(c.id)
+        select(c.kind, c.value)
+        .where(c.account == account, c.effective_at <= now, c.kind.not_in(CLOCK))
+        .order_by(c.id)
     )
     for kind, value in rows:
         out[str(kind)] = None if value is None else int(value)
@@ -152,30 +159,46 @@ def pause(rec: Recording, account: str, kind: Pause, days: int) -> str:
     return until
 
 
-def play_clock(rec: Recording, account: str) -> tuple[str, str | None]:
-    """When ``account``'s play began in its current login (its first wager since its newest
-    login, recorded now when this is it) and when it last acknowledged a reality check since
-    (None: not yet); UTC ISO times."""
-    c, s = play_limits.c, account_sessions.c
-    login = (
-        rec.conn.execute(select(func.max(s.created_at)).where(s.account == account)).scalar()
-        or chain.now()
-    )
-    start = rec.conn.execute(
-        select(func.max(c.effective_at)).where(
-            c.account == account, c.kind == PLAY_START, c.effective_at >= str(login)
-        )
-    ).scalar()
+def play_clock(conn: Any, account: str) -> tuple[str | None, str | None]:
+    """When ``account``'s play began in its current login — its first wager since its newest
+    login, as the wager itself was recorded (a debit of the built-in wallet, or a call to the
+    operator's that was not declined); None: none yet — and when it last acknowledged a
+    reality check since (None: not yet); UTC ISO times. Nothing is written for the clock: the
+    wagers are its record."""
+    login = _login(conn, account)
+    w, o = wallet_entries.c, operator_calls.c
+    firsts = [
+        conn.execute(
+            select(func.min(w.at)).where(
+                w.account == account, w.kind == "debit", w.table_id.is_not(None), w.at >= login
+            )
+        ).scalar(),
+        conn.execute(
+            select(func.min(o.at)).where(
+                o.account == account,
+                o.kind == "debit",
+                o.at >= login,
+                o.status.not_in(("declined",)),
+            )
+        ).scalar(),
+    ]
+    start = min((str(f) for f in firsts if f is not None), default=None)
     if start is None:
-        start = chain.now()
-        row = {"account": account, "kind": PLAY_START, "value": None, "effective_at": start}
-        rec.insert(play_limits, row | {"at": start})
-    acked = rec.conn.execute(
+        return None, None
+    c = play_limits.c
+    acked = conn.execute(
         select(func.max(c.effective_at)).where(
-            c.account == account, c.kind == REALITY_ACK, c.effective_at >= str(start)
+            c.account == account, c.kind == REALITY_ACK, c.effective_at >= start
         )
     ).scalar()
-    return str(start), None if acked is None else str(acked)
+    return start, None if acked is None else str(acked)
+
+
+def _login(conn: Any, account: str) -> str:
+    """When ``account``'s newest login was opened (now, when it has none)."""
+    s = account_sessions.c
+    found = conn.execute(select(func.max(s.created_at)).where(s.account == account)).scalar()
+    return str(found or chain.now())
 
 
 def record_reality(rec: Recording, account: str, minutes: int) -> None:
@@ -269,6 +292,7 @@ def _check_paused(conn: Any, account: str, what: str) -> None:
 
 __all__ = [
     "REALITY_ACK",
+    "WAGER_KINDS",
     "Limit",
     "LimitError",
     "Pause",

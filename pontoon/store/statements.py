@@ -9,9 +9,20 @@ from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from sqlalchemy import BigInteger, Connection, Integer, bindparam, delete, func, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Integer,
+    bindparam,
+    delete,
+    func,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError
 
+from pontoon.store.play_limits import WAGER_KINDS
 from pontoon.store.schema import (
     accounts,
     events,
@@ -114,8 +125,12 @@ class Statements:
             .values(balance=a.balance + bindparam("b_amount"))
             .returning(a.balance)
         )
-        self.has_limits = self._compile(  # any row: the first is enough
-            select(play_limits.c.id).where(play_limits.c.account == bindparam("b_account"))
+        self.has_limits = self._compile(  # any row a wager is checked against: one is enough
+            select(play_limits.c.id).where(
+                play_limits.c.account == bindparam("b_account"),
+                # (the kinds as literals: this statement's one parameter is the account)
+                play_limits.c.kind.in_([literal_column(f"'{k}'") for k in WAGER_KINDS]),
+            )
         )
         self.insert_wallet_entry = self._compile(
             wallet_entries.insert(), [c.name for c in wallet_entries.c]
