@@ -2,8 +2,9 @@
 printed as the last line (one JSON object), and appended to ``bench/results/<bench>.jsonl``,
 the benches' one record (``bench/table.py`` makes the README's table from it).
 
-The stamp: ``date`` (UTC), ``commit`` (the checkout's, ``dirty`` when the package or the
-benches had changes not committed), ``machine`` (processor, cores, memory), ``machine_cores``,
+The stamp: ``date`` (UTC), ``commit`` (of the checkout whose package is measured — this one,
+or an older build's that ``PYTHONPATH`` names; ``dirty`` when its package or benches had
+changes not committed), ``machine`` (processor, cores, memory), ``machine_cores``,
 ``load_average`` (1, 5 and 15 minutes, at the end of the run: the host may be shared),
 ``python`` and ``argv`` (the bench's options, so that a short ``--quick`` run is told from a
 full one); and, when set in the environment, ``build`` (``$PONTOON_BENCH_BUILD``: which build,
@@ -53,12 +54,21 @@ def machine() -> str:
     return text
 
 
+def measured() -> Path:
+    """The checkout whose ``pontoon`` package the bench measures: this one, or the one
+    ``PYTHONPATH`` names (an older build in an A/B sitting, run by this checkout's bench)."""
+    import pontoon
+
+    return Path(pontoon.__file__).resolve().parent.parent
+
+
 def commit() -> tuple[str | None, bool]:
-    """The checkout's commit (short) and whether the package or the benches differ from it."""
+    """The measured checkout's commit (short) and whether its package or benches differ from
+    it."""
 
     def git(*args: str) -> str:
         done = subprocess.run(
-            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+            ["git", "-C", str(measured()), *args], capture_output=True, text=True, check=True
         )
         return done.stdout.strip()
 
@@ -119,4 +129,4 @@ def emit(result: dict[str, Any], name: str | None = None) -> dict[str, Any]:
     return line
 
 
-__all__ = ["destination", "emit", "machine", "stamp"]
+__all__ = ["destination", "emit", "machine", "measured", "stamp"]
