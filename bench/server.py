@@ -45,10 +45,10 @@ has its backends' CPU for the database reported beside it (``database_cpu_ms_per
 group-commit figures are one process's. ``--writer thread`` serves with the store's commits on a
 thread of the server (``pontoon serve --writer``; its default is a process of their own).
 
-``--metrics`` serves the metrics (``pontoon serve --metrics-port``) and scrapes them every second
-while the bots play; the servers' message counters are reported beside the bots' own counts
-(``metrics_match``). ``--drills N`` adds N learners of the strategy drill (``/api/train``)
-beside the bots, each
+``--metrics`` serves the metrics (``pontoon serve --metrics-port``) and scrapes them every
+``--scrape-every`` seconds (15, a common Prometheus interval) while the bots play; the servers'
+message counters are reported beside the bots' own counts (``metrics_match``).
+``--drills N`` adds N learners of the strategy drill (``/api/train``) beside the bots, each
 starting a drill (20 decisions, a preset and a mode at random) and answering it as fast as it
 gets its questions, a legal play at random; with ``--accounts`` each is an account that logs
 in (its drills are kept under it), else it gives its name. Reported beside the tables'
@@ -725,12 +725,14 @@ async def run(
 
 
 class _Scraper:
-    """Scrapes every process's ``/metrics`` (``--metrics-port``, child i at the port + i) once a
-    second on a thread of its own until :meth:`stop`; its first and last message counters."""
+    """Scrapes every process's ``/metrics`` (``--metrics-port``, child i at the port + i) every
+    ``every`` seconds on a thread of its own until :meth:`stop`; its first and last message
+    counters."""
 
-    def __init__(self, port: int, processes: int) -> None:
+    def __init__(self, port: int, processes: int, every: float) -> None:
         import threading
 
+        self.every = every
         self.urls = [f"http://{HOST}:{port + i}/metrics" for i in range(processes)]
         self.before = self._answered()
         self.scrapes = 0
@@ -750,7 +752,7 @@ class _Scraper:
         return out
 
     def _run(self) -> None:
-        while not self.done.wait(1.0):
+        while not self.done.wait(self.every):
             self._answered()
             self.scrapes += 1
 
@@ -796,8 +798,15 @@ def main() -> None:
     parser.add_argument(
         "--metrics",
         action="store_true",
-        help="serve --metrics-port and scrape it every second while the bots play; report its "
+        help="serve --metrics-port and scrape it while the bots play; report its "
         "message counters beside the bots' own counts",
+    )
+    parser.add_argument(
+        "--scrape-every",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="with --metrics: the scrapes' interval (default 15)",
     )
     args = parser.parse_args()
     tables = args.tables or (5 if args.quick else 50)
@@ -867,7 +876,9 @@ def main() -> None:
             except ImportError:
                 pass
             database0 = _database_cpu(url)
-            scraper = _Scraper(metrics_port, args.processes) if metrics_port else None
+            scraper = (
+                _Scraper(metrics_port, args.processes, args.scrape_every) if metrics_port else None
+            )
             st, ds, elapsed, (server_cpu, train_cpu), bots_cpu = asyncio.run(
                 run(
                     base,
@@ -979,6 +990,7 @@ def main() -> None:
         answered = scraped["after"] - scraped["before"]
         result |= {
             "metrics_scrapes": scraped["scrapes"],
+            "metrics_scrape_seconds": args.scrape_every,
             "metrics_messages": {k: int(v) for k, v in answered.items()},
             "metrics_match": answered.get("ok", 0) + answered.get("refused", 0) == len(st.latencies)
             and answered.get("refused", 0) == sum(st.refused.values()),

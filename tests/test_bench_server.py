@@ -94,7 +94,11 @@ def test_the_bots_play_a_short_bench_and_every_decision_is_recorded_once(tmp_pat
 
     run = [sys.executable, str(BENCH), "--tables", "2", "--seconds", "5", "--think", "20"]
     done = subprocess.run(
-        [*run, "--metrics"], cwd=tmp_path, capture_output=True, text=True, timeout=240
+        [*run, "--metrics", "--scrape-every", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
