@@ -74,7 +74,8 @@ def commit() -> tuple[str | None, bool]:
 
     try:
         head = git("rev-parse", "--short", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "pontoon", "bench"))
+        changed = ["--", "pontoon", "bench", ":!bench/results"]  # (the record itself aside)
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", *changed))
     except (OSError, subprocess.CalledProcessError):
         return None, False
     return head, dirty
