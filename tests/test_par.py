@@ -11,24 +11,56 @@ from typing import Any
 import pytest
 
 from pontoon.analysis import effects
-from pontoon.analysis.par import Operator, par_sheet
+from pontoon.analysis.par import Operator, OutcomesError, ParSheet, check_outcomes, par_sheet
 from pontoon.analysis.par_render import to_html, write_pdf
 from pontoon.analysis.report import analyze
 from pontoon.cli import main
 from pontoon.rules import load_rules
+from pontoon.vocab import Ending
 
 FAST = ["--rules", "classic-blackjack", "--set", "split_max_hands=2"]
 CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
-def nz() -> dict[str, Any]:
-    """nz-pontoon's sheet (basic chart), with two rule effects."""
+def nz_sheet() -> ParSheet:
+    """nz-pontoon's sheet (basic chart), with a rule effect."""
     rules = load_rules("nz-pontoon")
     rep = analyze(rules, "basic")
     effs = [effects.run_task(effects.Task(rules, "basic", 500, "cdz", "decks", 8))]
     effs[0]["delta_ev"] = effs[0]["ev"] - rep.ev
-    return par_sheet(rep, Operator(), effs).to_json()
+    return par_sheet(rep, Operator(), effs)
+
+
+@pytest.fixture(scope="module")
+def nz(nz_sheet: ParSheet) -> dict[str, Any]:
+    return nz_sheet.to_json()
+
+
+@pytest.mark.slow
+def test_every_outcome_row_is_computed_and_a_broken_one_shows(
+    nz_sheet: ParSheet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outcome table's rows, 13.7's line included, are each computed from the
+    distribution's own parts, so that their adding up to the expected value (computed apart)
+    is a check: one row's frequency broken on purpose, or 13.7's refund, and the sheet is
+    refused. (Before, the 13.7 line was the expected value less every other row: the sum
+    could never fail, and absorbed any row's error.)"""
+    rows = nz_sheet.outcomes()  # (checked as it is made)
+    back = next(r for r in rows if r["ending"] == "13.7_refund")
+    assert 0 < back["return"] < 0.01
+    check_outcomes(rows, nz_sheet.report.ev)
+    d = nz_sheet.dist
+    busts = next(i for i, e in enumerate(d.ends) if e.why == Ending.BUST)
+    broken = d.counts.copy()
+    broken[busts] *= 1.0001  # one row's frequency, a ten-thousandth off
+    monkeypatch.setattr(d, "counts", broken)
+    with pytest.raises(OutcomesError, match="adds up to"):
+        nz_sheet.outcomes()
+    monkeypatch.undo()
+    monkeypatch.setattr(d, "refund", d.refund * 1.01)  # 13.7's line, a hundredth off
+    with pytest.raises(OutcomesError):
+        nz_sheet.outcomes()
 
 
 @pytest.mark.slow

@@ -66,6 +66,9 @@ class RoundDistribution:
     super_cents: int | None = None  # the Super Bonus at this wager (11.2), a net of its own
     super_others: int = 0  # what it pays each other box
     approximate_mass: float = 0.0  # P(a split the approximation plays: three or four hands)
+    # 13.7: what a dealer pontoon gives back to the split hands standing, per round, in cents
+    # (their original wagers less the one it takes), from the split hands' own chances
+    refund: float = 0.0
 
     @cached_property
     def dist(self) -> Dist:
@@ -214,22 +217,24 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
         pair: _split_parts(game, ends, pair, sv, split_share[pair] > 0, by_ctx)
         for pair, sv in played.items()
     }
+
     cents = np.array([x.cents for x in ends.ends], dtype=np.int64)
     j = by_ctx[Context()][0]  # (10, 7, E)
     up = outcome.up_prob
+    refund = sum(float(up @ (split_share[p] * back)) for p, (_, _, back) in splits.items())
     parts: Parts = []
     counts = np.zeros(e)
     for u in range(10):
         row = []
         for o in range(7):
             d = _dist(cents, j[u, o])
-            for pair, (sp, _) in splits.items():
+            for pair, (sp, _, _) in splits.items():
                 if split_share[pair][u] > 0:
                     d = d + sp[u][o].scaled(split_share[pair][u])
             row.append(d.scaled(up[u]))
         parts.append(row)
         counts += up[u] * j[u].sum(axis=0)
-        for pair, (_, cnt) in splits.items():
+        for pair, (_, cnt, _) in splits.items():
             counts += up[u] * split_share[pair][u] * _pad1(cnt[u], e)
     split_mass = float(sum(up @ s for s in split_share.values()))
     approximate = float(
@@ -245,6 +250,7 @@ def distribution_of(game: Game, outcome: Outcome) -> RoundDistribution:
         None if sb is None or not game.rules.super_bonus else game.pay.cents(sb),
         game.rules.super_bonus_others,
         approximate,
+        refund,
     )
 
 
@@ -385,10 +391,11 @@ def _split_parts(
     sv: SplitValue,
     ups: np.ndarray,
     joints_of: dict[Context, Floats],
-) -> tuple[Parts, Floats]:
-    """Per first card and dealer outcome, the masses of a split box's nets; and (10 up, E)
-    the expected number of its hands ending each way, for one split deal (against the first
-    cards ``ups`` at least); ``joints_of``: each split hand's played forwards."""
+) -> tuple[Parts, Floats, Floats]:
+    """Per first card and dealer outcome, the masses of a split box's nets; (10 up, E) the
+    expected number of its hands ending each way; and (10 up,) 13.7's refund in cents
+    (:func:`_refund`), each for one split deal (against the first cards ``ups`` at least);
+    ``joints_of``: each split hand's played forwards."""
     if enumerated(game, pair):
         return _two_hand_parts(game, ends, pair, sv, ups)
     joints = {j: joints_of[Context(pair, j)] for j in sv.values}
@@ -403,6 +410,7 @@ def _split_parts(
     dense = (int(cents.max()) - int(cents.min())) // unit <= LATTICE_SPAN
     parts: Parts = [[EMPTY] * 7 for _ in range(10)]
     counts = np.zeros((10, e))
+    refunds = np.zeros(10)
     total = game.shoe.size - 1 - 2  # cards left after the first card and the pair
     for u in np.flatnonzero(ups).tolist():
         summed: Lattice | None = None
@@ -416,6 +424,8 @@ def _split_parts(
                 qn = unknowns_out(_leaf(joints, 0, u), r, max(n - 1, 0), m0[u], total, 1)
                 qx = unknowns_out(_leaf(joints, 1, u), r, n, m0[u], total, 0)
             counts[u] += prob * (n * qn.sum(axis=0) + x * qx.sum(axis=0))
+            if obo:
+                refunds[u] += prob * _refund(cents, stood, qn[NATURAL], qx[NATURAL], n, x, w)
             if dense:
                 box = _lattice_box(unit, cents, stood, qn, qx, n, x, cap, w).scaled(prob)
                 summed = box if summed is None else summed + box
@@ -428,12 +438,28 @@ def _split_parts(
             parts[u] = [summed.dist(o) for o in range(7)]
         elif not dense:
             parts[u] = [Dist.sum(k) for k in keyed]
-    return parts, counts
+    return parts, counts, refunds
+
+
+def _refund(
+    cents: Ints, stood: np.ndarray, qn: Floats, qx: Floats, n: int, x: int, w: int
+) -> float:
+    """13.7 (``original``): what a dealer pontoon gives back to a box of ``n`` N hands and
+    ``x`` x hands (masses over the endings jointly with the pontoon, (E,)), in cents: each
+    hand standing would lose its stake, and the pontoon takes one original wager from them
+    all — the hands' stood losses less ``w`` times P(some hand stood), the hands independent
+    given the pontoon as the box's masses take them."""
+    mass, hands = _hands(qn, qx, n, x)
+    if mass <= 0:
+        return 0.0
+    lost = sum(float(h[stood] @ -cents[stood]) for h in hands)
+    none = float(np.prod([1.0 - float(h[stood].sum()) for h in hands]))
+    return float(mass) * (lost - w * (1.0 - none))
 
 
 def _two_hand_parts(
     game: Game, ends: Endings, pair: int, sv: SplitValue, ups: np.ndarray
-) -> tuple[Parts, Floats]:
+) -> tuple[Parts, Floats, Floats]:
     """:func:`_split_parts` for a pair that becomes two hands at most: exact
     (:mod:`pontoon.analysis.pairs`)."""
     done = [
@@ -441,11 +467,13 @@ def _two_hand_parts(
         if u in sv.exact
         else two_hands(game, ends, pair, sv.values[1], u)
         if ups[u]
-        else ([EMPTY] * 7, np.zeros(0))
+        else ([EMPTY] * 7, np.zeros(0), 0.0)
         for u in range(10)
     ]
     e = len(ends)
-    return [d for d, _ in done], np.stack([_pad1(cnt, e) for _, cnt in done])
+    counts = np.stack([_pad1(cnt, e) for _, cnt, _ in done])
+    backs = np.array([back for _, _, back in done], dtype=np.float64)
+    return [d for d, _, _ in done], counts, backs
 
 
 def _leaf(joints: dict[int, Floats], ch: int, u: int) -> Callable[[int], Floats]:

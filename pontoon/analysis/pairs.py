@@ -114,9 +114,11 @@ def _log_ff_table(counts: Floats, most: int) -> Floats:
 
 def two_hands(
     game: Game, ends: Endings, pair: int, vals: Values, u: int
-) -> tuple[list[Dist], Floats]:
+) -> tuple[list[Dist], Floats, float]:
     """Per dealer outcome, the masses of the two hands' net (given the pair and first card
-    ``u``, 0-9), and the expected number of hands ending each way (``len(ends)``)."""
+    ``u``, 0-9); the expected number of hands ending each way (``len(ends)``); and what 13.7
+    gives back to the two against a dealer pontoon, in cents (the stood hands' losses less
+    the one wager it takes, over the pairs of the hands' endings)."""
     cards, w, ev = hand_paths(game, ends, Context(pair, 1), vals, u)
     shoe = game.shoe.counts.copy()
     shoe[u] -= 1
@@ -149,16 +151,19 @@ def two_hands(
     cap = not game.peek and game.rules.dealer_natural_takes == "original"
     out = []
     counts = np.zeros(e)
+    refund = 0.0
     for o in range(7):
         net = cents[:, None] + cents[None, :]
+        mass = acc[o].reshape(e, e)
         if cap and o == NATURAL:  # 13.7: one original wager from the hands standing
             kept = np.where(stood, 0, cents)
-            net = kept[:, None] + kept[None, :] - game.wager * (stood[:, None] | stood[None, :])
-        mass = acc[o].reshape(e, e)
+            capped = kept[:, None] + kept[None, :] - game.wager * (stood[:, None] | stood[None, :])
+            refund = float((mass * (capped - net)).sum())
+            net = capped
         nz = mass.ravel() != 0
         out.append(Dist.merge(net.ravel()[nz], mass.ravel()[nz]))
         counts += mass.sum(axis=0) + mass.sum(axis=1)
-    return out, counts
+    return out, counts, refund
 
 
 def exact_split_value(game: Game, pair: int, sv: SplitValue, needed: np.ndarray) -> SplitValue:

@@ -29,7 +29,7 @@ from pontoon.analysis.distribution import RoundDistribution, round_distribution
 from pontoon.analysis.evaluate import two_card_hands
 from pontoon.analysis.game import Context
 from pontoon.analysis.report import Report
-from pontoon.errors import InputError
+from pontoon.errors import InputError, PontoonError
 from pontoon.settlement import odds_text, super_bonus_amount
 from pontoon.vocab import Ending
 
@@ -149,8 +149,11 @@ class ParSheet:
 
     def outcomes(self) -> list[dict[str, Any]]:
         """Every way a hand ends, with its frequency (expected hands per round), payout (in
-        initial wagers), return (frequency x payout: the rows and the 13.7 line add up to the
-        EV), share of the paid return, and 1 in N."""
+        initial wagers), return (frequency x payout), share of the paid return, and 1 in N;
+        and 13.7's line, what a dealer pontoon gives back to the split hands standing. Each
+        row is computed from the distribution's own parts, the 13.7 line included
+        (:attr:`RoundDistribution.refund`), none from the expected value: that they add up
+        to it is a check (:func:`check_outcomes`)."""
         w = self.dist.wager
         rows: list[dict[str, Any]] = []
         ordered = sorted(self.dist.endings(), key=lambda e: (-(e[1] > 0), -e[1] / e[2], -e[3]))
@@ -169,8 +172,8 @@ class ParSheet:
         paid = sum(r["return"] for r in rows if r["return"] > 0)
         for r in rows:
             r["share"] = r["return"] / paid if r["return"] > 0 else 0.0
-        rest = self.report.ev - sum(r["return"] for r in rows)
-        if abs(rest) > 1e-12:  # 13.7: one wager taken from all the split hands standing
+        back = self.dist.refund / w  # 13.7, from the split hands' own chances
+        if back > 0:  # one wager taken from all the split hands standing
             rows.append(
                 {
                     "name": "13.7: a dealer pontoon takes one wager from the split hands",
@@ -178,11 +181,12 @@ class ParSheet:
                     "stake": 0,
                     "payout": None,
                     "probability": None,
-                    "return": rest,
+                    "return": back,
                     "one_in": None,
                     "share": 0.0,
                 }
             )
+        check_outcomes(rows, self.report.ev)
         return rows
 
     def dealer(self) -> dict[str, float]:
@@ -322,6 +326,32 @@ class ParSheet:
         }
 
 
+ADDS_UP: Final = 1e-9  # the outcome table's returns against the expected value: float sums
+
+
+class OutcomesError(PontoonError):
+    """The outcome table does not add up to the expected value: a figure is wrong."""
+
+
+def check_outcomes(rows: list[dict[str, Any]], ev: float) -> None:
+    """:class:`OutcomesError` unless the outcome table's returns, each computed on its own,
+    add up to ``ev``, the expected value computed apart (within :data:`ADDS_UP`): a check
+    that an error in any row's frequency or payout would fail.
+
+    >>> check_outcomes([{"return": 0.25}, {"return": -0.5}], -0.25)
+    >>> try:
+    ...     check_outcomes([{"return": 0.25}, {"return": -0.5}], -0.2)
+    ... except OutcomesError as e:
+    ...     print(e)
+    the outcome table adds up to -0.250000000000, not the expected value -0.200000000000
+    """
+    total = math.fsum(r["return"] for r in rows)
+    if abs(total - ev) > ADDS_UP:
+        raise OutcomesError(
+            f"the outcome table adds up to {total:.12f}, not the expected value {ev:.12f}"
+        )
+
+
 def created_now() -> str:
     """The report's date (UTC), or ``SOURCE_DATE_EPOCH``'s for a reproducible build."""
     stamp = float(os.environ.get("SOURCE_DATE_EPOCH", time.time()))
@@ -340,4 +370,4 @@ def par_sheet(
     return ParSheet(report, dist, operator, effects, created_now(), simulated)
 
 
-__all__ = ["Operator", "ParSheet", "par_sheet"]
+__all__ = ["Operator", "OutcomesError", "ParSheet", "check_outcomes", "par_sheet"]

@@ -83,7 +83,7 @@ def patterns(
 class SplitValue:
     """A split's value per first card (unnormalised in the peek game) and expected hands;
     ``values``: the split-hand contexts as played, by other pair cards out; ``exact``: per
-    first card, the two hands' distribution where it was enumerated
+    first card, the two hands' distribution, endings and 13.7 refund where it was enumerated
     (:func:`pontoon.analysis.pairs.two_hands`); ``played``: where the distribution was asked
     for as the pair was valued, each context's hands played forwards
     (:func:`pontoon.analysis.reach.play_splits`)."""
@@ -91,7 +91,7 @@ class SplitValue:
     ev: Floats
     hands: Floats
     values: dict[int, Values] = field(default_factory=dict)
-    exact: dict[int, tuple[list[Dist], Floats]] = field(default_factory=dict)
+    exact: dict[int, tuple[list[Dist], Floats, float]] = field(default_factory=dict)
     played: dict[int, Floats] = field(default_factory=dict)  # each context played forwards
 
 
