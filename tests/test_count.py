@@ -524,3 +524,32 @@ def test_indices_by_simulation_random_plays_at_the_first_decision(
     sevens.write_text("tags = { A = -1, 2 = 1, 3 = 1, 4 = 1, 5 = 1, 6 = 1, 7 = 1, T = -1 }\n")
     assert main([*args, "--count", str(sevens), "--workers", "1"]) == 0
     assert "unbalanced here (+4 a deck)" in capsys.readouterr().out
+
+
+def test_a_ramp_of_several_boxes_uses_their_simulated_covariance(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """count ramp --boxes-from: the two boxes' covariance is simulated (the chart's two boxes,
+    each from a fresh shoe), reported with its standard error and rounds, the same for the
+    same seed; not the exact model's, which leaves out the cards each box takes from the
+    other's shoe and is a thousandth or two high. One box at every count needs none."""
+    from pontoon.analysis.covariance import simulated_covariance
+    from pontoon.analysis.distribution import round_distribution
+    from pontoon.rules import load_rules
+
+    args = ["count", "ramp", "--rules", "classic-blackjack", *NOSPLIT, "--bankroll", "1000000"]
+    args += ["--spread", "8", "--json", "--workers", "2"]
+    assert main([*args, "--boxes-from", "2:2"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["covariance_rounds"] == 1_000_000 and 0 < doc["covariance_se"] < 0.003
+    assert main([*args, "--boxes-from", "2:2"]) == 0
+    assert json.loads(capsys.readouterr().out)["covariance"] == doc["covariance"]
+    rules = load_rules("classic-blackjack", {"split_max_hands": 1})
+    rep = analyze(rules, "basic", wager=500)
+    assert rep.chart is not None
+    other = simulated_covariance(rules, rep.chart, 500, 1_000_000, 7, 2)  # another seed
+    apart = math.hypot(doc["covariance_se"], other.se)
+    assert abs(doc["covariance"] - other.value) < 4 * apart
+    assert doc["covariance"] != round_distribution(rep).covariance()
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["covariance"] is None

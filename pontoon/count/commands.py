@@ -276,6 +276,11 @@ def _show_indices(
     return 0
 
 
+# the rounds of two boxes that ``count ramp --boxes-from`` simulates for their covariance
+# without --rounds (its standard error about 0.0015 a unit squared)
+COVARIANCE_ROUNDS = 1_000_000
+
+
 def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
     from pontoon.analysis.distribution import round_distribution
     from pontoon.analysis.report import analyze
@@ -316,10 +321,31 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     simulated = _simulate(rules, effects, counting, args) if args.rounds else None
-    dist = round_distribution(analyze(rules, effects.chart or "basic", wager=args.wager))
+    report = analyze(rules, effects.chart or "basic", wager=args.wager)
+    dist = round_distribution(report)
+    covariance = None
+    if table.boxes:  # two boxes' covariance, simulated: the exact model's leaves out the
+        # cards each box takes from the other's shoe (docs/analysts/par.md)
+        from pontoon.analysis.covariance import simulated_covariance
+
+        assert report.chart is not None  # (the basic chart, or the effects' chart)
+        rounds = args.rounds or COVARIANCE_ROUNDS
+        covariance = simulated_covariance(
+            rules, report.chart, args.wager, rounds, args.seed, workers
+        )
     doc = {"count": args.count, "spread": args.spread, "kelly": args.kelly} | ramp(
-        effects, tags, args.bankroll, table, dist.variance, simulated, dist.covariance()
+        effects,
+        tags,
+        args.bankroll,
+        table,
+        dist.variance,
+        simulated,
+        covariance.value if covariance is not None else 0.0,
     )
+    if covariance is None:
+        doc["covariance"] = None  # (one box at every count: none is needed)
+    else:
+        doc |= {"covariance_se": covariance.se, "covariance_rounds": covariance.rounds}
     if args.hands:
         from pontoon.count.ramp import ruin_within
 
