@@ -276,3 +276,21 @@ def test_16_5_a_box_voided_by_the_supervisor_is_not_counted_as_wagered(tmp_path:
     assert t["wagered"] == 500 + 700  # ben's box in the first round, ana's in the second
     players = {p["player"]: p for p in t["players"]}
     assert set(players) == {"ana", "ben"} and players["ana"]["wagered"] == 500
+
+
+def test_the_theorys_covariance_is_simulated_with_its_standard_error() -> None:
+    """The report's band takes two boxes' covariance from the simulator (the chart's two
+    boxes, each from a fresh shoe, seed 1), with its standard error: not the exact model's,
+    which leaves out the cards each box takes from the other's shoe."""
+    from pontoon.analysis.covariance import simulated_covariance
+    from pontoon.analysis.distribution import round_distribution
+    from pontoon.audit.theory import COVARIANCE_ROUNDS, theory
+    from tests.audit_fill import rules_json
+
+    rules = load_rules("nz-pontoon")
+    t = theory(rules_json(rules))
+    again = simulated_covariance(rules, t.chart, rules.table_min, COVARIANCE_ROUNDS, 1, 1)
+    assert (t.covariance, t.covariance_se) == (again.value, again.se)
+    assert 0 < t.covariance_se < 0.003
+    model = round_distribution(analyze(rules, "basic", wager=rules.table_min)).covariance()
+    assert t.covariance != model and abs(t.covariance - model) < 5 * t.covariance_se

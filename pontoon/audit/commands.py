@@ -118,7 +118,8 @@ def report_text(doc: dict[str, Any]) -> str:
     for t in doc["theory"]:
         lines.append(
             f"  {t['rules']}: edge {t['edge'] * 100:.4f} %, variance {t['variance']:.4f}, "
-            f"covariance {t['covariance']:.4f} per box ({t['precision']})"
+            f"covariance {t['covariance']:.4f} ± {t['covariance_se']:.4f} per box (simulated); "
+            f"variance: {t['precision']}"
         )
     for t in doc["tables"]:
         lines += ["", f"Table {t['table']} ({', '.join(t['rules'])})", _HEAD]

@@ -228,7 +228,8 @@ def table_report(
         "confidence": 0.95,
         "theory": [
             {"rules": t.rules.name, "edge": t.edge, "variance": t.variance}
-            | {"covariance": t.covariance, "precision": t.exact}
+            | {"covariance": t.covariance, "covariance_se": t.covariance_se}
+            | {"precision": t.exact}
             for t in theories.values()
         ],
         "tables": out,
