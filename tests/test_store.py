@@ -768,3 +768,69 @@ def test_every_column_of_every_kind_of_row_is_covered(url: str) -> None:
                     conn.execute(text(f"UPDATE {table} SET {restore} WHERE {key}"), {"v": before})
                 assert verify(store).ok, f"{table}.{col} not restored"
     assert caught >= 25
+
+
+def test_every_migration_only_adds_so_the_previous_version_goes_on(url: str) -> None:
+    """A rolling upgrade runs the previous version's processes on the store a new one has
+    migrated (docs/operators/deploying.md, "Upgrading"). They go on only if each migration
+    keeps every table and column they name and every column they do not know of fills
+    itself: applied one at a time from an empty store, no migration drops or renames a
+    table or column, makes a nullable column required, or adds to an existing table a
+    required column without a default."""
+    from alembic.config import Config
+    from alembic.migration import MigrationContext
+    from alembic.operations import Operations
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import create_engine, inspect
+
+    from pontoon.store.db import MIGRATIONS
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    script = ScriptDirectory.from_config(cfg)
+    order = [s.revision for s in reversed(list(script.walk_revisions()))]
+    assert order[0] == "0001" and order[-1] == HEAD
+    engine = create_engine(url)
+    Columns = dict[str, dict[str, tuple[bool, bool]]]  # table -> column -> (nullable, default)
+
+    def schema() -> Columns:
+        with engine.connect() as conn:
+            seen = inspect(conn)
+            return {
+                t: {
+                    c["name"]: (bool(c["nullable"]), c.get("default") is not None)
+                    for c in seen.get_columns(t)
+                }
+                for t in seen.get_table_names()
+                if t != "alembic_version"
+            }
+
+    before: Columns = {}
+    problems = []
+    try:
+        for rev in order:
+            with engine.begin() as conn:
+                ctx = MigrationContext.configure(
+                    conn,
+                    opts={"script": script, "fn": lambda r, _, to=rev: script._upgrade_revs(to, r)},
+                )
+                with Operations.context(ctx):
+                    ctx.run_migrations()
+            after = schema()
+            for table, cols in before.items():
+                if table not in after:
+                    problems.append(f"{rev}: table {table} dropped")
+                    continue
+                for name, (nullable, _) in cols.items():
+                    if name not in after[table]:
+                        problems.append(f"{rev}: {table}.{name} dropped or renamed")
+                    elif nullable and not after[table][name][0]:
+                        problems.append(f"{rev}: {table}.{name} made required")
+                for name, (nullable, default) in after[table].items():
+                    if name not in cols and not nullable and not default:
+                        problems.append(f"{rev}: {table}.{name} added, required, no default")
+            before = after
+    finally:
+        engine.dispose()
+    assert not problems, problems
+    assert set(before) >= {"events", "tables", "accounts", "operator_calls"}
