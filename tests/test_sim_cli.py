@@ -252,3 +252,20 @@ def test_a_dask_cluster_gives_the_same_answer(capsys: pytest.CaptureFixture[str]
     assert code == 0 and remote["scheduler"] == cluster.scheduler_address
     strip = {k: v for k, v in local.items() if k not in TIMING_KEYS}
     assert strip == {k: v for k, v in remote.items() if k not in TIMING_KEYS}
+
+
+def test_10_simulate_indices_plays_the_insurance_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``simulate --indices``: an index chart's insurance row is played (insure from its true
+    count); the same chart without it, on the same seed, gives another result."""
+    rows = "cell,dealer,below,above,index\nH16,T,H,S,0\n"
+    (tmp_path / "plain.csv").write_text(rows, "utf-8")
+    (tmp_path / "insure.csv").write_text(rows + "insurance,A,no,insure,1\n", "utf-8")
+    evs = []
+    for name in ("plain", "insure"):
+        args = ["simulate", "--rules", "classic-blackjack", "--count", "hi-lo", "--seed", "3"]
+        args += ["--indices", str(tmp_path / f"{name}.csv"), "--rounds", "200000", "--json"]
+        assert main([*args, "--workers", "1", "--no-progress"]) == 0
+        evs.append(json.loads(capsys.readouterr().out)["ev"])
+    assert evs[0] != evs[1]

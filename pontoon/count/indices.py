@@ -309,11 +309,34 @@ def index_depths(indices: list[dict[str, Any]]) -> tuple[float, ...]:
     return tuple(sorted({i["depth"] for i in indices if "depth" in i}, reverse=True))
 
 
+def insurance_from(indices: list[dict[str, Any]]) -> int | list[int] | None:
+    """The true count from which an index chart insures (10), for the simulator's job
+    (:meth:`pontoon.sim.job.Job.build`'s ``insure_from``): its insurance row's index; by
+    depth, one per :func:`index_depths` (a depth without one never insures); None without.
+
+    >>> insurance_from([{"cell": "insurance", "dealer": "A", "index": 3}])
+    3
+    >>> insurance_from([{"cell": "insurance", "index": 3, "depth": 0.5},
+    ...                 {"cell": "H16", "index": 0, "depth": 0.25}])
+    [3, 99]
+    """
+    rows = [i for i in indices if i["cell"] == "insurance" and i["index"] is not None]
+    depths = index_depths(indices)
+    if not depths:
+        return int(rows[0]["index"]) if rows else None
+    at = {i["depth"]: int(i["index"]) for i in rows}
+    return [at.get(d, NEVER) for d in depths] if at else None
+
+
+NEVER = 99  # an insurance index no true count reaches (pontoon.sim.kernel.NEVER)
+
+
 def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:
     """The chart to play at each true count from -10 to +10: ``chart`` with every index's
     cell set to its ``above`` play at that count and higher, its ``below`` play under it.
-    Insurance has no cell (the simulator never insures). By depth, those 21 charts for each
-    of :func:`index_depths` in turn, each from that depth's indices."""
+    Insurance has no cell: the simulator takes it from :func:`insurance_from`. By depth,
+    those 21 charts for each of :func:`index_depths` in turn, each from that depth's
+    indices."""
     depths = index_depths(indices)
     if depths:
         return [

@@ -68,13 +68,20 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
     counting = Counting.read(args.count) if args.count else None
     indices = []
     depths: tuple[float, ...] = ()
+    insure: int | list[int] | None = None
     if args.indices:  # read before the chart is worked out: bad input fails at once
-        from pontoon.count.indices import index_charts, index_depths, read_indices
+        from pontoon.count.indices import (
+            index_charts,
+            index_depths,
+            insurance_from,
+            read_indices,
+        )
 
         if counting is None:
             raise InputError("--indices needs --count: the true count decides the plays")
         indices = read_indices(args.indices)
         depths = index_depths(indices)
+        insure = insurance_from(indices)  # 10: insured from the index's true count
     if args.strategy == "basic":
         from pontoon.analysis.report import analyze
 
@@ -99,6 +106,7 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
         indices=charts,
         index_depths=depths,
         kernel=Kernel(args.kernel),
+        insure_from=insure,
     )
     seed = args.seed
     if seed is None:

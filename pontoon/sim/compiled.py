@@ -2,7 +2,7 @@
 
 Every number here is read from the :class:`~pontoon.rules.RuleSet` (or the chart); the kernel
 holds no rule of its own. :data:`NOT_SIMULATED` lists the knobs that cannot change a simulated
-round (table limits, insurance, which is never taken, side wagers, irregularities), so a new
+round (table limits, side wagers, irregularities), so a new
 knob added to the rule set fails ``tests/test_sim_compiled.py`` until it is compiled or listed.
 
 >>> from pontoon.rules import load_rules
@@ -51,7 +51,12 @@ SB_THRESHOLD: Final = SB_MIN + 2
 SB_LARGE: Final = SB_MIN + 3
 SB_OTHERS: Final = SB_MIN + 4
 CARDS_PER_DECK: Final = SB_MIN + 5
-NPARAMS: Final = CARDS_PER_DECK + 1
+INSURANCE: Final = CARDS_PER_DECK + 1  # 10: offered against a dealer ace
+INS_PAYS_NUM: Final = INSURANCE + 1  # 10: its odds
+INS_PAYS_DEN: Final = INSURANCE + 2
+INS_MAX_NUM: Final = INSURANCE + 3  # 10: the most insured, a part of the wager
+INS_MAX_DEN: Final = INSURANCE + 4
+NPARAMS: Final = INS_MAX_DEN + 1
 
 # Payment categories (win odds), the kernel's bonus counters use the same numbers.
 EVEN: Final = 0
@@ -76,14 +81,11 @@ CATEGORY_NAMES: Final = (
 )
 
 # Knobs that cannot change a simulated round: who may bet what and where (the simulator seats
-# one player per box with a legal wager), insurance (never taken), side wagers and section 16,
-# and the table's conduct (an interrupted round's policy).
+# one player per box with a legal wager), side wagers and section 16, and the table's conduct
+# (an interrupted round's policy).
 NOT_SIMULATED: Final = TABLE_POLICY | frozenset(
     {
         "name",
-        "insurance",
-        "insurance_pays",
-        "insurance_max",
         "boxes",
         "players_per_box",
         "boxes_per_player",
@@ -136,6 +138,9 @@ COMPILED: Final = frozenset(
         "split_by",
         "resplit_aces",
         "hit_split_aces",
+        "insurance",
+        "insurance_pays",
+        "insurance_max",
     }
 )
 
@@ -185,6 +190,9 @@ def compile_rules(rules: RuleSet) -> IntArray:
     p[SB_LARGE] = rules.super_bonus_large
     p[SB_OTHERS] = rules.super_bonus_others
     p[CARDS_PER_DECK] = len(pack(rules.deck, 1))
+    p[INSURANCE] = rules.insurance
+    p[INS_PAYS_NUM], p[INS_PAYS_DEN] = _frac(rules.insurance_pays)
+    p[INS_MAX_NUM], p[INS_MAX_DEN] = _frac(rules.insurance_max)
     return p
 
 

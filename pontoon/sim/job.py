@@ -63,6 +63,9 @@ class Job:
     probing: bool = False  # each box's first decision a random legal play (simulated indices)
     legal: IntArray = field(default_factory=lambda: np.zeros((2, 22, 10, 5), np.int64))
     pair_legal: IntArray = field(default_factory=lambda: np.zeros((10, 10, 5), np.int64))
+    # 10: per chart (as moves), the true count from which each box insures against a dealer
+    # ace (kernel.NEVER: not at all; kernel.ALWAYS: at every count)
+    insure_at: IntArray = field(default_factory=lambda: np.full(1, 99, np.int64))
 
     @classmethod
     def build(
@@ -83,6 +86,7 @@ class Job:
         session_goal: int = 0,
         one_player: bool = False,
         probing: bool = False,
+        insure_from: int | Sequence[int] | None = None,
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
@@ -94,7 +98,9 @@ class Job:
         until the result reaches the goal (then ``hands_per_session`` may be 0: no length);
         a session is ruined when what is left cannot cover the next wager. ``one_player``:
         one player plays every box, and a session is their total (else each box is a
-        player's)."""
+        player's). ``insure_from``: the true count from which each box takes insurance, the
+        most it may (10; without ``counting`` the count is 0: 0 or less insures always), or
+        one per depth of ``index_depths``; None: never."""
         if not 1 <= boxes <= 7:
             raise InputError(f"--boxes must be 1 to 7, not {boxes}")
         if wager < 1:
@@ -137,6 +143,16 @@ class Job:
         if counting is not None:
             tags, ramp = counting.tags, counting.ramp
         legal, pair_legal = K.first_decisions(rules)  # what probing draws from
+        per_depth = len(indices) // len(depths) if indices else 1
+        if insure_from is None:
+            at = [K.NEVER] * len(depths)
+        elif isinstance(insure_from, int):
+            at = [insure_from] * len(depths)
+        else:
+            at = list(insure_from)
+            if len(at) != len(depths):
+                raise ValueError(f"an insurance index per depth, not {len(at)}")
+        insure_at = np.repeat(np.clip(np.array(at, np.int64), K.ALWAYS, K.NEVER), per_depth)
         return cls(
             rules,
             params,
@@ -162,6 +178,7 @@ class Job:
             probing,
             legal,
             pair_legal,
+            insure_at,
         )
 
     def for_rounds(self, rounds: int) -> Job:
@@ -221,6 +238,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
     opts[K.O_GOAL] = job.session_goal
     opts[K.O_ONE] = job.one_player
     opts[K.O_PROBE] = job.probing
+    opts[K.O_INSURE] = bool((job.insure_at < K.NEVER).any())
     res = ChunkResult(
         np.zeros(K.NACC),
         np.zeros(K.HBINS, np.int64),
@@ -255,5 +273,6 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
         job.legal,
         job.pair_legal,
         res.probes,
+        job.insure_at,
     )
     return res, nets

@@ -1,6 +1,7 @@
 """The compiled kernel: rounds of the game played from a shuffled shoe, exactly as
 :class:`pontoon.round.Round` plays them with one seated player on each box who follows a chart
-and never insures.
+and insures, against a dealer's ace, from the true count the job names (10; never unless
+asked).
 
 The rules come in as the array of :func:`pontoon.sim.compiled.compile_rules`; the chart as
 the move tables that :func:`decisions` builds once per job from the tables of
@@ -102,7 +103,10 @@ O_SOFF = 6  # the bin of a zero session result
 O_GOAL = 7  # a session also ends when its result reaches this many cents (0: no goal)
 O_ONE = 8  # one player plays every box: a session is the boxes' total (else one per box)
 O_PROBE = 9  # strategy indices by simulation: each box's first decision a random legal play
-NOPTS = 10
+O_INSURE = 10  # 10: the boxes insure against a dealer ace (at the true counts insure_at says)
+NOPTS = 11
+NEVER = 99  # insure_at: no true count reaches it (ALWAYS: every true count does)
+ALWAYS = -99
 
 # probes (float64 array probes[cell, action, true count bin, (sum, sum of squares, rounds)]):
 # a box's first decision, its cell: (soft, total) as soft * 22 + total, a pair of value v as
@@ -379,6 +383,7 @@ SWITCHES = (
     "tracing",
     "others",
     "probing",
+    "insure",
 )
 
 
@@ -390,7 +395,7 @@ def specialisation(P: IntArray, opts: IntArray | Sequence[int], boxes: int) -> t
     >>> from pontoon.rules import load_rules
     >>> from pontoon.sim.compiled import compile_rules
     >>> specialisation(compile_rules(load_rules("classic-blackjack")), [1] + [0] * (NOPTS - 1), 1)
-    (1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0)
+    (1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0)
     """
     return tuple(
         int(v)
@@ -412,6 +417,7 @@ def specialisation(P: IntArray, opts: IntArray | Sequence[int], boxes: int) -> t
             opts[O_TRACE],
             opts[O_OTHERS],
             opts[O_PROBE],
+            opts[O_INSURE] and P[C.INSURANCE],
         )
     )
 
@@ -450,8 +456,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
         legal: IntArray,
         pair_legal: IntArray,
         probes: FloatArray,
+        insure_at: IntArray,
     ) -> None:
-        """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators."""
+        """Play ``nrounds`` rounds from a fresh shoe keyed ``key``; add into the accumulators.
+        ``insure_at``: per chart (as ``moves``), the true count from which the boxes insure."""
         # the switches: the generic kernel's from its first argument, else constants (numba
         # compiles only the branch that the closure's ``generic`` names)
         (
@@ -472,6 +480,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
             tracing,
             others,
             probing,
+            insure,
         ) = sw if generic else fixed
         hands = opts[O_HANDS]
         bankroll = opts[O_BANKROLL]
@@ -510,6 +519,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
         sb_large = P[C.SB_LARGE]
         sb_small = P[C.SB_SMALL]
         sb_others = P[C.SB_OTHERS]
+        ins_pn = P[C.INS_PAYS_NUM]
+        ins_pd = P[C.INS_PAYS_DEN]
+        ins_mn = P[C.INS_MAX_NUM]
+        ins_md = P[C.INS_MAX_DEN]
 
         shoe = np.empty(ntmpl, np.int64)
         rank = np.empty(52, np.int64)  # a card code's rank - 1 and value (A = 1, tens = 10)
@@ -531,6 +544,7 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
         order = np.zeros((7, 4), np.int64)
         nh = np.zeros(7, np.int64)
         net = np.zeros(7, np.int64)
+        ins = np.zeros(7, np.int64)  # 10: each box's insurance this round
         snet = np.zeros(7, np.int64)
         sn = np.zeros(7, np.int64)
         probe_cell = np.full(7, -1, np.int64)  # probing: each box's cell and play this round
@@ -698,11 +712,28 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
             upv = hard[DEALER]
             uprank = rank[hc[DEALER, 0]] + 1
             ended = False
+            take = False  # 10: the boxes insure this round (by the count of the cards seen)
+            if insure:
+                for b in range(nb):
+                    ins[b] = 0
+                if upv == 1:
+                    now = 0.0
+                    if counting:  # the cards on the table, the hole card aside
+                        rn = rc
+                        for i in range(seen, pos - peek):
+                            rn += tags[shoe[i]]
+                        unseen = ncards - pos + peek
+                        now = rn * per_deck / unseen if unseen > 0 else 0.0
+                    take = now >= insure_at[mb]
+                if take and peek:  # before the peek: every box (Round's INSURANCE phase)
+                    for b in range(nb):
+                        ins[b] = w * ins_mn // ins_md
             # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
             if peek and upv + value[hole] == 11 and (upv == 1 or upv == 10):
                 ended = True
                 cats[K_DEALER_PONTOON] += play
                 for b in range(nb):
+                    net[b] += ins[b] * ins_pn // ins_pd  # 10: insurance wins
                     s = 4 * b
                     if hard[s] == 11 and ace[s]:
                         if p21:
@@ -722,6 +753,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                             disc[s] = 1
                         else:
                             state[s] = NATURAL_WAIT
+                if take and not peek:  # 10: each box whose wager is still in play
+                    for b in range(nb):
+                        if state[4 * b] != SETTLED:
+                            ins[b] = w * ins_mn // ins_md
                 # 8.3: the boxes in turn, each hand to completion (13.5)
                 for b in range(nb):
                     k = 0
@@ -882,6 +917,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                         elif x == NATURAL_WAIT or x == SURRENDER_WAIT:  # noqa: SIM109
                             second = True
                 second = second or full
+                if insure:  # 10: an insured box waits for the dealer's second card
+                    for b in range(nb):
+                        if ins[b] > 0:
+                            second = True
                 dnat = False
                 if second:
                     if peek:
@@ -914,6 +953,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                         ace[DEALER] |= np.int64(v == 1)
                 if dnat:
                     cats[K_DEALER_PONTOON] += play
+                if insure:  # 10: insurance settled by the dealer's second card
+                    for b in range(nb):
+                        if ins[b] > 0:
+                            net[b] += ins[b] * ins_pn // ins_pd if dnat else -ins[b]
                 hs = hard[DEALER]
                 d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
                 # Round._settle_all

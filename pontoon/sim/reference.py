@@ -7,7 +7,8 @@ wager, and plays the chart through :class:`pontoon.round.Round` exactly as the k
 it: the pair's row (when the two cards may be split), then the total's row, each cell a
 preference order of which the first legal action is taken; a doubled hand open after its card
 is rescued where the chart's rescue table says (:meth:`Chart.rescues`, 12), else it stands;
-insurance is declined.
+insurance (10) is taken, the most each box may, when the job insures at a true count of 0
+(the reference does not count), else declined.
 """
 
 from __future__ import annotations
@@ -54,10 +55,17 @@ def chart_move(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> M
     raise AssertionError("no legal move")
 
 
-def play_out(rnd: Round, chart: Chart, rescues: np.ndarray | None = None) -> None:
+def play_out(
+    rnd: Round, chart: Chart, rescues: np.ndarray | None = None, insure: bool = False
+) -> None:
     """Finish a dealt round by ``chart`` (:func:`chart_move`), the round's defaults for
-    everything else (no insurance, players behind as 15.3 says)."""
+    everything else (players behind as 15.3 says; insurance declined unless ``insure``: then
+    each box takes the most it may, before any other move)."""
     table = chart.rescues() if rescues is None else rescues
+    if insure:
+        for move in rnd.legal_moves():
+            if move.action is Action.INSURE and not rnd.over and rnd.can(move):
+                rnd.apply(move)
     while not rnd.over:
         turn = rnd.to_act()
         if turn is not None and turn.kind is not TurnKind.DECIDE:  # insurance, players behind
@@ -77,6 +85,6 @@ def engine_nets(job: Job, chart: Chart, key: int, rounds: int) -> IntArray:
         for b, p in enumerate(players, start=1):
             rnd.place_wager(b, p, job.wager)
         rnd.deal()
-        play_out(rnd, chart, rescues)
+        play_out(rnd, chart, rescues, insure=bool(job.insure_at[0] <= 0))
         out[r] = [rnd.net(p) for p in players]
     return out
