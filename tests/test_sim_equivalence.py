@@ -262,11 +262,10 @@ def test_8_7_8_8_16_7_the_kernel_shuffles_when_the_engine_does(
 
 @pytest.mark.parametrize(
     ("preset", "knobs", "boxes"),
-    [
+    [  # (each a kernel of its own switches: a job that insures is never on the generic one)
         ("nz-pontoon", {}, 3),  # no hole card: insured after the pontoons are paid (9.1)
-        ("nz-pontoon", {"player_21_wins": False, "decks": 1, "penetration": 0.9}, 2),
-        ("classic-blackjack", {}, 2),  # the peek game: insured before the peek, naturals too
-        ("spanish-21", {"insurance_pays": "3/2", "insurance_max": "1/3"}, 2),
+        # the peek game: insured before the peek, naturals too; other odds and maximum
+        ("classic-blackjack", {"insurance_pays": "3/2", "insurance_max": "1/3"}, 2),
     ],
 )
 def test_10_insurance_is_taken_and_settled_as_the_engine_does(

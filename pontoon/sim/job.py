@@ -184,7 +184,13 @@ class Job:
     def for_rounds(self, rounds: int) -> Job:
         """The job with its kernel chosen for a run of ``rounds`` rounds: :attr:`Kernel.AUTO`
         becomes the generic kernel under :data:`SPECIALISE_ROUNDS`, where compiling a kernel
-        for the rule set (about 20 s, once: numba caches it) would cost more than it saves."""
+        for the rule set (about 20 s, once: numba caches it) would cost more than it saves. A
+        job that insures (10) always has a kernel of its own: the generic one leaves insurance
+        out, to keep its speed."""
+        if (self.insure_at < 99).any() and self.kernel is not Kernel.SPECIALISED:
+            return replace(
+                self, kernel=Kernel.SPECIALISED
+            )  # (10: the generic kernel never insures)
         if self.kernel is not Kernel.AUTO:
             return self
         big = rounds >= SPECIALISE_ROUNDS

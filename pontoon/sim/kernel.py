@@ -482,6 +482,9 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
             probing,
             insure,
         ) = sw if generic else fixed
+        # 10: insurance is played by a kernel of its own switches only (Job.for_rounds): the
+        # generic kernel leaves its code out (with it, it ran a third slower, insuring or not)
+        insure = 0 if generic else insure
         hands = opts[O_HANDS]
         bankroll = opts[O_BANKROLL]
         goal = opts[O_GOAL]
@@ -519,10 +522,6 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
         sb_large = P[C.SB_LARGE]
         sb_small = P[C.SB_SMALL]
         sb_others = P[C.SB_OTHERS]
-        ins_pn = P[C.INS_PAYS_NUM]
-        ins_pd = P[C.INS_PAYS_DEN]
-        ins_mn = P[C.INS_MAX_NUM]
-        ins_md = P[C.INS_MAX_DEN]
 
         shoe = np.empty(ntmpl, np.int64)
         rank = np.empty(52, np.int64)  # a card code's rank - 1 and value (A = 1, tens = 10)
@@ -590,6 +589,26 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                     shoe, pos, ncards - bcut if pos == 0 else pos + AHEAD, ncards, rs
                 )
             return shoe[pos], pos + 1, fy, ncards, bcut, cutr, nshuf, rs, seen, rc
+
+        def insures(
+            pos,  # type: int
+            seen,  # type: int
+            rc,  # type: int
+            ncards,  # type: int
+            mb,  # type: int
+        ):
+            # type: (...) -> bool
+            """10: the boxes insure against the dealer's ace now: the true count of the cards
+            seen, those on the table included (the hole card aside), at the chart's
+            ``insure_at`` or above (0 without a count)."""
+            now = 0.0
+            if counting:
+                rn = rc
+                for i in range(seen, pos - peek):
+                    rn += tags[shoe[i]]
+                unseen = ncards - pos + peek
+                now = rn * per_deck / unseen if unseen > 0 else 0.0
+            return bool(now >= insure_at[mb])
 
         # the shoe (pontoon.shoe.Shoe), in locals: cards shoe[pos:ncards] are still to come
         pos = 0
@@ -712,28 +731,18 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
             upv = hard[DEALER]
             uprank = rank[hc[DEALER, 0]] + 1
             ended = False
-            take = False  # 10: the boxes insure this round (by the count of the cards seen)
-            if insure:
+            if insure:  # 10: in the peek game before the peek, every box (Round's INSURANCE)
                 for b in range(nb):
                     ins[b] = 0
-                if upv == 1:
-                    now = 0.0
-                    if counting:  # the cards on the table, the hole card aside
-                        rn = rc
-                        for i in range(seen, pos - peek):
-                            rn += tags[shoe[i]]
-                        unseen = ncards - pos + peek
-                        now = rn * per_deck / unseen if unseen > 0 else 0.0
-                    take = now >= insure_at[mb]
-                if take and peek:  # before the peek: every box (Round's INSURANCE phase)
+                if peek and upv == 1 and insures(pos, seen, rc, ncards, mb):
                     for b in range(nb):
-                        ins[b] = w * ins_mn // ins_md
+                        ins[b] = w * P[C.INS_MAX_NUM] // P[C.INS_MAX_DEN]
             # the peek: a dealer blackjack (an ace or ten up, and the hole card makes 11)
             if peek and upv + value[hole] == 11 and (upv == 1 or upv == 10):
                 ended = True
                 cats[K_DEALER_PONTOON] += play
                 for b in range(nb):
-                    net[b] += ins[b] * ins_pn // ins_pd  # 10: insurance wins
+                    net[b] += ins[b] * P[C.INS_PAYS_NUM] // P[C.INS_PAYS_DEN]  # 10: it wins
                     s = 4 * b
                     if hard[s] == 11 and ace[s]:
                         if p21:
@@ -753,10 +762,11 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                             disc[s] = 1
                         else:
                             state[s] = NATURAL_WAIT
-                if take and not peek:  # 10: each box whose wager is still in play
+                # 10: without a hole card, each box whose wager is still in play
+                if insure and not peek and upv == 1 and insures(pos, seen, rc, ncards, mb):
                     for b in range(nb):
                         if state[4 * b] != SETTLED:
-                            ins[b] = w * ins_mn // ins_md
+                            ins[b] = w * P[C.INS_MAX_NUM] // P[C.INS_MAX_DEN]
                 # 8.3: the boxes in turn, each hand to completion (13.5)
                 for b in range(nb):
                     k = 0
@@ -956,7 +966,10 @@ def kernel_for(spec: tuple[int, ...] | None) -> Callable[..., None]:
                 if insure:  # 10: insurance settled by the dealer's second card
                     for b in range(nb):
                         if ins[b] > 0:
-                            net[b] += ins[b] * ins_pn // ins_pd if dnat else -ins[b]
+                            if dnat:
+                                net[b] += ins[b] * P[C.INS_PAYS_NUM] // P[C.INS_PAYS_DEN]
+                            else:
+                                net[b] -= ins[b]
                 hs = hard[DEALER]
                 d = hs + 10 if (ace[DEALER] and hs <= 11) else hs
                 # Round._settle_all
