@@ -553,3 +553,21 @@ def test_a_ramp_of_several_boxes_uses_their_simulated_covariance(
     assert doc["covariance"] != round_distribution(rep).covariance()
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["covariance"] is None
+
+
+def test_10_a_simulated_ramp_insures_from_the_counts_exact_index(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """count ramp --rounds: the simulated player insures against an ace from the count's
+    exact insurance index (hi-lo in classic blackjack: +3), and that is worth something: the
+    same shoes (the peek game: insuring draws no card) with insurance off the table win less."""
+    args = ["count", "ramp", "--rules", "classic-blackjack", *NOSPLIT, "--bankroll", "1000000"]
+    args += ["--spread", "8", "--rounds", "2000000", "--json", "--workers", "2"]
+    wins = []
+    for offered in ("true", "false"):
+        assert main([*args, "--set", f"insurance={offered}"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["source"] == "simulated"
+        assert doc["insures_from"] == (3 if offered == "true" else None)
+        wins.append(doc["win_per_100"])
+    assert wins[0] > wins[1], wins

@@ -146,6 +146,7 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
             | judge(effects, tags)
             | {"eor": effects.eor, "ev": effects.ev, "ev_per_true_count": slope(effects, tags)}
             | {"ev_by_true_count": rows, "rounds": args.rounds, "seed": args.seed}
+            | {"insures_from": _insure_from(rules, counting) if args.rounds else None}
         )
         if args.plot:
             plot(rows, f"{rules.name}, {args.count}: EV by true count", args.plot)
@@ -342,6 +343,8 @@ def _ramp(rules: RuleSet, args: argparse.Namespace, workers: int) -> int:
         simulated,
         covariance.value if covariance is not None else 0.0,
     )
+    if args.rounds:  # 10: the simulated player insures from the count's exact index
+        doc["insures_from"] = _insure_from(rules, counting)
     if covariance is None:
         doc["covariance"] = None  # (one box at every count: none is needed)
     else:
@@ -429,6 +432,7 @@ def _ruin_simulated(
         boxes_by_count=by_count,
         session_goal=(goal - 1) * args.bankroll if goal else 0,
         one_player=True,
+        insure_from=_insure_from(rules, counting),
     )
     show = False if args.no_progress else None
     run = simulate(
@@ -487,6 +491,18 @@ def _counting(source: str) -> Counting:
     return Counting.from_dict({"ramp": {"0": 1}} | data, path.stem)
 
 
+def _insure_from(rules: RuleSet, counting: Counting) -> int | None:
+    """10: the true count from which the count's simulated player insures against an ace:
+    the exact index of the count at half the shoe (``count indices``'s insurance row); None
+    where the rules offer no insurance or it never pays its way within -10..+10."""
+    if not rules.insurance:
+        return None
+    from pontoon.count.indices import insurance_index
+
+    index = insurance_index(rules, _tags(counting), 0.5)["index"]
+    return None if index is None else int(index)
+
+
 def _tags(counting: Counting) -> dict[str, float]:
     """A count's tags by key (A, 2-9, T)."""
     from pontoon.count.eor import KEYS
@@ -510,7 +526,8 @@ def _simulate(
 
     chart = effects.chart or analyze(rules, "basic", wager=args.wager).chart
     assert chart is not None
-    job = Job.build(rules, chart, wager=args.wager, counting=counting)
+    insure = _insure_from(rules, counting)
+    job = Job.build(rules, chart, wager=args.wager, counting=counting, insure_from=insure)
     show = False if args.no_progress else None
     run = simulate(
         job, args.rounds, args.seed, workers=args.workers, scheduler=args.scheduler, progress=show

@@ -192,7 +192,7 @@ def strategy_indices(
     for k, left in enumerate(depths):
         found = _cell_indices(full.table, tables[k * len(COUNTS) : (k + 1) * len(COUNTS)])
         if rules.insurance:
-            found.append(_insurance(rules, tags, left))
+            found.append(insurance_index(rules, tags, left))
         if rules.double_rescue:
             found += _rescues(rules, tags, left)
         out += [i | {"depth": left} for i in found] if len(depths) > 1 else found
@@ -237,9 +237,9 @@ def _cell_indices(
     return out
 
 
-def _insurance(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str, Any]:
-    """Insurance (10) against an ace: taken above the true count where 2:1 on the tens left
-    pays its way."""
+def insurance_index(rules: RuleSet, tags: dict[str, float], left: float) -> dict[str, Any]:
+    """Insurance (10) against an ace: taken above the true count where its odds on the tens
+    left pay their way, on the expected shoes of ``left`` of the shoe (an index row)."""
     pays = float(rules.insurance_pays)
     gain = []
     for tc in COUNTS:
