@@ -254,6 +254,7 @@ def test_a_dask_cluster_gives_the_same_answer(capsys: pytest.CaptureFixture[str]
     assert strip == {k: v for k, v in remote.items() if k not in TIMING_KEYS}
 
 
+@pytest.mark.slow  # (a kernel compiled for its switches: a job that insures is never generic)
 def test_10_simulate_indices_plays_the_insurance_index(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -260,9 +260,10 @@ def test_8_7_8_8_16_7_the_kernel_shuffles_when_the_engine_does(
         assert res.cats[K.K_SHUFFLE_16_7] > 0
 
 
+@pytest.mark.slow  # (a kernel compiled for each case: a job that insures is never generic)
 @pytest.mark.parametrize(
     ("preset", "knobs", "boxes"),
-    [  # (each a kernel of its own switches: a job that insures is never on the generic one)
+    [
         ("nz-pontoon", {}, 3),  # no hole card: insured after the pontoons are paid (9.1)
         # the peek game: insured before the peek, naturals too; other odds and maximum
         ("classic-blackjack", {"insurance_pays": "3/2", "insurance_max": "1/3"}, 2),
