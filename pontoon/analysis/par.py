@@ -34,6 +34,10 @@ from pontoon.settlement import odds_text, super_bonus_amount
 from pontoon.vocab import Ending
 
 EXACT: Final = "exact"
+MODEL: Final = (
+    "the model: boxes independent given the dealer's first card and outcome (it leaves out "
+    "the cards each box takes from the other's shoe: a thousandth or two high)"
+)
 SPLITS: Final = "split approximation"
 NORMAL: Final = "normal approximation"
 Z: Final = {"90": 1.6448536269514722, "95": 1.959963984540054, "99": 2.5758293035489004}
@@ -113,7 +117,11 @@ class ParSheet:
             "p_loss": loss,
             "wagered": wagered,
             "element_of_risk": -self.report.ev / wagered,
-            "covariance": d.covariance(),
+            # the two boxes' covariance the sheet uses (the k-box variances, the bands): the
+            # simulated one where there is one; the exact model's, a thousandth or two high,
+            # beside it
+            "covariance": d.covariance() if self.simulated is None else self.simulated.value,
+            "covariance_model": d.covariance(),
             "split_probability": d.split_mass,
             "approximated_probability": d.approximate_mass,
             "volatility_index": {k: z * math.sqrt(var) for k, z in Z.items()},
@@ -131,7 +139,10 @@ class ParSheet:
             "p_win": spread,
             "outcomes": EXACT,
             "insurance": EXACT,
-            "covariance": "boxes independent given the dealer's first card and outcome",
+            "covariance": MODEL
+            if self.simulated is None
+            else f"simulated, ± {self.simulated.se:.4f} (each box's cards out of the other's shoe)",
+            "covariance_model": MODEL,
             "covariance_simulated": "simulated: each box's cards out of the other's shoe",
             "shift_band": NORMAL,
             "rule_effects": f"ev {EXACT}, variance {spread}",

@@ -210,7 +210,7 @@ def sections(doc: dict[str, Any]) -> list[Section]:
             ],
             "The table's win (the players' loss, 11.2's payments to other boxes included). "
             f"Bands: {prec['shift_band']}; boxes: "
-            f"{prec['covariance']} (covariance {doc['covariance']:.4f}).",
+            f"two boxes' covariance {doc['covariance']:.4f}, {prec['covariance']}.",
         )
     )
     if doc["rule_effects"]:
