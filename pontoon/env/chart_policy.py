@@ -1,7 +1,8 @@
 """A strategy chart as a policy of the vector environment: the simulator's own move tables
 (:func:`pontoon.sim.kernel.decisions`, the first action of each cell that legality allows)
 looked up for every table at once, so that the env plays a chart exactly as the compiled
-simulator and :func:`pontoon.sim.reference.chart_move` do (never insuring, the first bet).
+simulator and :func:`pontoon.sim.reference.chart_move` do (insurance declined, as the simulator
+declines it without an index chart's insurance row; the first bet).
 
 >>> from pontoon.analysis.chart import Chart
 >>> from pontoon.env.spec import TableSpec

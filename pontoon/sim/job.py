@@ -35,6 +35,9 @@ class Kernel(StrEnum):
     SPECIALISED = "specialised"  # the job's switches compiled in: faster, compiled per switches
 
 
+NEVER = 99  # insure_at: a true count no round reaches (kernel.NEVER: the kernel loads lazily)
+
+
 @dataclass(frozen=True)
 class Job:
     """Everything a worker needs to play chunks (arrays compiled from the rule set and chart)."""
@@ -65,7 +68,7 @@ class Job:
     pair_legal: IntArray = field(default_factory=lambda: np.zeros((10, 10, 5), np.int64))
     # 10: per chart (as moves), the true count from which each box insures against a dealer
     # ace (kernel.NEVER: not at all; kernel.ALWAYS: at every count)
-    insure_at: IntArray = field(default_factory=lambda: np.full(1, 99, np.int64))
+    insure_at: IntArray = field(default_factory=lambda: np.full(1, NEVER, np.int64))
 
     @classmethod
     def build(
@@ -187,10 +190,8 @@ class Job:
         for the rule set (about 20 s, once: numba caches it) would cost more than it saves. A
         job that insures (10) always has a kernel of its own: the generic one leaves insurance
         out, to keep its speed."""
-        if (self.insure_at < 99).any() and self.kernel is not Kernel.SPECIALISED:
-            return replace(
-                self, kernel=Kernel.SPECIALISED
-            )  # (10: the generic kernel never insures)
+        if (self.insure_at < NEVER).any() and self.kernel is not Kernel.SPECIALISED:
+            return replace(self, kernel=Kernel.SPECIALISED)  # (10: the generic one never does)
         if self.kernel is not Kernel.AUTO:
             return self
         big = rounds >= SPECIALISE_ROUNDS

@@ -105,7 +105,7 @@ O_ONE = 8  # one player plays every box: a session is the boxes' total (else one
 O_PROBE = 9  # strategy indices by simulation: each box's first decision a random legal play
 O_INSURE = 10  # 10: the boxes insure against a dealer ace (at the true counts insure_at says)
 NOPTS = 11
-NEVER = 99  # insure_at: no true count reaches it (ALWAYS: every true count does)
+NEVER = 99  # insure_at: no true count reaches it (job.NEVER; ALWAYS: every true count does)
 ALWAYS = -99
 
 # probes (float64 array probes[cell, action, true count bin, (sum, sum of squares, rounds)]):
