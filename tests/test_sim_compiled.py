@@ -121,3 +121,28 @@ def test_rescue_rows_decide_the_rescue_by_final_total_soft_or_hard() -> None:
     _, _, rescues = C.compile_chart(again)
     assert rescues[0, 15, 6] and rescues[1, 15, 6] and rescues[0, 18, 0] and rescues[1, 18, 0]
     assert not rescues[0, 16, 9] and int(rescues.sum()) == 4
+
+
+def test_a_changed_layout_changes_every_file_whose_kernels_numba_caches() -> None:
+    """numba caches a compiled function on disk and loads it again while its own file is
+    unchanged; the constants of ``pontoon.sim.compiled`` and ``pontoon.env.layout`` are frozen
+    into that machine code. A layout changed without the files that compile it in (a
+    parameter added shifts the env's fields) loads stale code that reads the wrong fields:
+    the env's workers crashed so. Each such file names the layout's digest, so a new layout
+    changes them too, and their caches are compiled again."""
+    import hashlib
+    import importlib
+
+    parts = []
+    for name in ("pontoon.sim.compiled", "pontoon.env.layout"):
+        module = importlib.import_module(name)
+        for key in sorted(vars(module)):
+            v = getattr(module, key)
+            if key.isupper() and isinstance(v, int) and not isinstance(v, bool):
+                parts.append(f"{name}.{key}={v}")
+    digest = hashlib.sha256(";".join(parts).encode()).hexdigest()[:16]
+    for name in ("sim.kernel", "env.kernel", "env.run", "env.settle", "env.steps"):
+        module = importlib.import_module(f"pontoon.{name}")
+        assert digest == module.COMPILED_LAYOUT, (
+            f"{name}: set COMPILED_LAYOUT = {digest!r} (its cached kernels hold the old layout)"
+        )

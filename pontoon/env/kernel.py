@@ -12,7 +12,9 @@ or when it is next (8.8), the discard rack reshuffled when the shoe runs out (16
 
 numba caches each function (``cache=True``) checking only its own file for changes, and the
 entry points (:mod:`pontoon.env.run`) carry the helpers they call compiled in: after editing
-this file, ``settle.py``, ``steps.py`` or ``layout.py``, delete ``pontoon/env/__pycache__``.
+this file, ``settle.py`` or ``steps.py``, delete ``pontoon/env/__pycache__``. A changed layout
+(``layout.py``, :mod:`pontoon.sim.compiled`) changes each such file's ``COMPILED_LAYOUT``
+(``tests/test_sim_compiled.py`` says to what), so their caches are compiled again.
 
 Every step is compiled without numba's reference counting (:data:`jit`): the steps
 allocate nothing and only read and write the arrays the Python caller holds for the whole
@@ -34,6 +36,11 @@ from numba.core.extending import intrinsic
 from pontoon.env import layout as L
 from pontoon.sim import compiled as C
 from pontoon.sim.kernel import IntArray, shuffle_places, stream_state
+
+# The constants compiled into this file's cached machine code (pontoon.sim.compiled's and
+# pontoon.env.layout's), by digest: numba checks only this file for changes, so a changed
+# layout must change this line too (tests/test_sim_compiled.py says to what).
+COMPILED_LAYOUT = "15889cd4358da6d6"
 
 U64 = np.uint64
 

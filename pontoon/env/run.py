@@ -11,6 +11,11 @@ from pontoon.env.steps import act, action_bits
 from pontoon.sim import compiled as C
 from pontoon.sim.kernel import BoolArray, FloatArray, Int8Array, IntArray
 
+# The constants compiled into this file's cached machine code (pontoon.sim.compiled's and
+# pontoon.env.layout's), by digest: numba checks only this file for changes, so a changed
+# layout must change this line too (tests/test_sim_compiled.py says to what).
+COMPILED_LAYOUT = "15889cd4358da6d6"
+
 
 @jit_inline
 def see(

@@ -22,6 +22,11 @@ from pontoon.env.kernel import (
 from pontoon.sim import compiled as C
 from pontoon.sim.kernel import IntArray
 
+# The constants compiled into this file's cached machine code (pontoon.sim.compiled's and
+# pontoon.env.layout's), by digest: numba checks only this file for changes, so a changed
+# layout must change this line too (tests/test_sim_compiled.py says to what).
+COMPILED_LAYOUT = "15889cd4358da6d6"
+
 
 @jit_inline
 def slot(W: IntArray, i: int, PP: IntArray, b: int, k: int) -> int:

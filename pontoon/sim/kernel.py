@@ -35,6 +35,11 @@ from pontoon.rules import RuleSet
 from pontoon.sim import compiled as C
 from pontoon.vocab import Action
 
+# The constants compiled into this file's cached machine code (pontoon.sim.compiled's and
+# pontoon.env.layout's), by digest: numba checks only this file for changes, so a changed
+# layout must change this line too (tests/test_sim_compiled.py says to what).
+COMPILED_LAYOUT = "15889cd4358da6d6"
+
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
