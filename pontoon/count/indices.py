@@ -309,26 +309,23 @@ def index_depths(indices: list[dict[str, Any]]) -> tuple[float, ...]:
     return tuple(sorted({i["depth"] for i in indices if "depth" in i}, reverse=True))
 
 
-def insurance_from(indices: list[dict[str, Any]]) -> int | list[int] | None:
+def insurance_from(indices: list[dict[str, Any]]) -> int | list[int | None] | None:
     """The true count from which an index chart insures (10), for the simulator's job
     (:meth:`pontoon.sim.job.Job.build`'s ``insure_from``): its insurance row's index; by
-    depth, one per :func:`index_depths` (a depth without one never insures); None without.
+    depth, one per :func:`index_depths` (None at a depth without one); None without.
 
     >>> insurance_from([{"cell": "insurance", "dealer": "A", "index": 3}])
     3
     >>> insurance_from([{"cell": "insurance", "index": 3, "depth": 0.5},
     ...                 {"cell": "H16", "index": 0, "depth": 0.25}])
-    [3, 99]
+    [3, None]
     """
     rows = [i for i in indices if i["cell"] == "insurance" and i["index"] is not None]
     depths = index_depths(indices)
     if not depths:
         return int(rows[0]["index"]) if rows else None
     at = {i["depth"]: int(i["index"]) for i in rows}
-    return [at.get(d, NEVER) for d in depths] if at else None
-
-
-NEVER = 99  # an insurance index no true count reaches (pontoon.sim.kernel.NEVER)
+    return [at.get(d) for d in depths] if at else None
 
 
 def index_charts(chart: Chart, indices: list[dict[str, Any]]) -> list[Chart]:

@@ -68,7 +68,7 @@ def simulate_command(rules: RuleSet, args: argparse.Namespace) -> int:
     counting = Counting.read(args.count) if args.count else None
     indices = []
     depths: tuple[float, ...] = ()
-    insure: int | list[int] | None = None
+    insure: int | list[int | None] | None = None
     if args.indices:  # read before the chart is worked out: bad input fails at once
         from pontoon.count.indices import (
             index_charts,

@@ -35,7 +35,8 @@ class Kernel(StrEnum):
     SPECIALISED = "specialised"  # the job's switches compiled in: faster, compiled per switches
 
 
-NEVER = 99  # insure_at: a true count no round reaches (kernel.NEVER: the kernel loads lazily)
+NEVER = 99  # insure_at: a true count no round reaches (ALWAYS: one every round reaches)
+ALWAYS = -99
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Job:
     legal: IntArray = field(default_factory=lambda: np.zeros((2, 22, 10, 5), np.int64))
     pair_legal: IntArray = field(default_factory=lambda: np.zeros((10, 10, 5), np.int64))
     # 10: per chart (as moves), the true count from which each box insures against a dealer
-    # ace (kernel.NEVER: not at all; kernel.ALWAYS: at every count)
+    # ace (NEVER: not at all; ALWAYS: at every count)
     insure_at: IntArray = field(default_factory=lambda: np.full(1, NEVER, np.int64))
 
     @classmethod
@@ -89,7 +90,7 @@ class Job:
         session_goal: int = 0,
         one_player: bool = False,
         probing: bool = False,
-        insure_from: int | Sequence[int] | None = None,
+        insure_from: int | Sequence[int | None] | None = None,
     ) -> Job:
         """``indices``: the chart to play at each true count from -10 to +10 (an index chart,
         :func:`pontoon.count.indices.index_charts`), for play with ``counting``; the true
@@ -103,7 +104,7 @@ class Job:
         one player plays every box, and a session is their total (else each box is a
         player's). ``insure_from``: the true count from which each box takes insurance, the
         most it may (10; without ``counting`` the count is 0: 0 or less insures always), or
-        one per depth of ``index_depths``; None: never."""
+        one per depth of ``index_depths``; None: never (at that depth)."""
         if not 1 <= boxes <= 7:
             raise InputError(f"--boxes must be 1 to 7, not {boxes}")
         if wager < 1:
@@ -147,15 +148,13 @@ class Job:
             tags, ramp = counting.tags, counting.ramp
         legal, pair_legal = K.first_decisions(rules)  # what probing draws from
         per_depth = len(indices) // len(depths) if indices else 1
-        if insure_from is None:
-            at = [K.NEVER] * len(depths)
-        elif isinstance(insure_from, int):
-            at = [insure_from] * len(depths)
-        else:
-            at = list(insure_from)
-            if len(at) != len(depths):
-                raise ValueError(f"an insurance index per depth, not {len(at)}")
-        insure_at = np.repeat(np.clip(np.array(at, np.int64), K.ALWAYS, K.NEVER), per_depth)
+        froms = (
+            [insure_from] * len(depths) if not isinstance(insure_from, Sequence) else insure_from
+        )
+        if len(froms) != len(depths):
+            raise ValueError(f"an insurance index per depth, not {len(froms)}")
+        at = [NEVER if f is None else min(max(f, ALWAYS), NEVER) for f in froms]
+        insure_at = np.repeat(np.array(at, np.int64), per_depth)
         return cls(
             rules,
             params,
@@ -245,7 +244,7 @@ def run_chunk(job: Job, key: int, rounds: int, trace: bool = False) -> tuple[Chu
     opts[K.O_GOAL] = job.session_goal
     opts[K.O_ONE] = job.one_player
     opts[K.O_PROBE] = job.probing
-    opts[K.O_INSURE] = bool((job.insure_at < K.NEVER).any())
+    opts[K.O_INSURE] = bool((job.insure_at < NEVER).any())
     res = ChunkResult(
         np.zeros(K.NACC),
         np.zeros(K.HBINS, np.int64),

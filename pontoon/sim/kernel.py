@@ -110,8 +110,6 @@ O_ONE = 8  # one player plays every box: a session is the boxes' total (else one
 O_PROBE = 9  # strategy indices by simulation: each box's first decision a random legal play
 O_INSURE = 10  # 10: the boxes insure against a dealer ace (at the true counts insure_at says)
 NOPTS = 11
-NEVER = 99  # insure_at: no true count reaches it (job.NEVER; ALWAYS: every true count does)
-ALWAYS = -99
 
 # probes (float64 array probes[cell, action, true count bin, (sum, sum of squares, rounds)]):
 # a box's first decision, its cell: (soft, total) as soft * 22 + total, a pair of value v as
