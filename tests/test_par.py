@@ -38,7 +38,7 @@ def nz(nz_sheet: ParSheet) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_every_outcome_row_is_computed_and_a_broken_one_shows(
+def test_13_7_every_outcome_row_is_computed_and_a_broken_one_shows(
     nz_sheet: ParSheet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The outcome table's rows, 13.7's line included, are each computed from the
