@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 BACKOFF = 0.05  # seconds after a call's first failed try, doubled after each
 BEARER_SECONDS = 60  # a bearer token of ours is good this long, and made again after half of it
 OPEN = ("pending", "rollback", "disputed")  # the calls the outbox still owes
+_NEW_CALL = insert(operator_calls)  # built once: SQLAlchemy reuses its compiled form
 
 
 @dataclass(frozen=True)
@@ -294,17 +295,18 @@ class OperatorWallet:
     # ------------------------------------------------------------------ the store
     def _insert(self, rows: list[dict[str, Any]]) -> None:
         """Write the debits ``pending``, each player's account held and their limits checked
-        first in the same transaction (:class:`WalletError`: nothing written;
-        :class:`~pontoon.store.db.StoreError` when the store refuses)."""
+        first in the same transaction when they set any (:class:`WalletError`: nothing
+        written; :class:`~pontoon.store.db.StoreError` when the store refuses)."""
         try:
             with self.store.write() as conn:
-                for row in rows:
-                    play_limits.hold(conn, row["account"])
-                    try:
-                        play_limits.check_wager(conn, row["account"], row["amount"])
-                    except play_limits.LimitError as exc:
-                        raise WalletError(str(exc)) from None
-                    conn.execute(insert(operator_calls).values(row))
+                for row in rows:  # (each written before the next is checked: they add up)
+                    if play_limits.limited(conn, row["account"]):
+                        play_limits.hold(conn, row["account"])
+                        try:
+                            play_limits.check_wager(conn, row["account"], row["amount"])
+                        except play_limits.LimitError as exc:
+                            raise WalletError(str(exc)) from None
+                    conn.execute(_NEW_CALL, row)
         except SQLAlchemyError as exc:
             raise StoreError(f"the store refused the operator's debit: {exc}") from None
 

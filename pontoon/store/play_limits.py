@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from pontoon.errors import InputError
 from pontoon.store import chain
@@ -207,6 +207,20 @@ def record_reality(rec: Recording, account: str, minutes: int) -> None:
     rec.insert(play_limits, row | {"at": now})
 
 
+_LIMITED = (  # built once: SQLAlchemy reuses its compiled form on every wager
+    select(play_limits.c.id)
+    .where(play_limits.c.account == bindparam("account"), play_limits.c.kind.in_(WAGER_KINDS))
+    .limit(1)
+)
+
+
+def limited(conn: Any, account: str) -> bool:
+    """Whether ``account`` has set anything a wager is checked against (a loss limit, a
+    time-out, a self-exclusion, in force or cooling off): most have not, and then a wager
+    needs neither :func:`hold` nor :func:`check_wager`."""
+    return conn.execute(_LIMITED, {"account": account}).first() is not None
+
+
 def hold(conn: Any, account: str) -> None:
     """Lock ``account``'s row until the transaction ends (``SELECT … FOR UPDATE`` on
     PostgreSQL; SQLite has one writer at a time): a limit checked after it cannot be passed
@@ -300,6 +314,7 @@ __all__ = [
     "check_wager",
     "current",
     "hold",
+    "limited",
     "net_since",
     "pause",
     "paused_until",
