@@ -337,3 +337,152 @@ def test_the_pits_list_reaches_every_child(tmp_path: Path) -> None:
             assert listed.status_code == 200, listed.text
             unreachable = [t for t in listed.json() if t.get("unreachable")]
             assert [t["table"] for t in listed.json()] == TABLES and not unreachable, unreachable
+
+
+def test_a_public_port_checks_a_proof_only_when_one_is_sent() -> None:
+    """:class:`pontoon.server.forward.PeerCheck` of a server started apart under ``--lease
+    --cluster-secret-file`` (no port of its own): a request bearing no proof passes as it came;
+    one bearing a proof is answered only if the proof holds — its client then the one the
+    proof vouches for — else 403 in one line (another secret, a changed request, a replay),
+    and a WebSocket so refused is closed with 4403."""
+    from pontoon.server.forward import PeerAuth, PeerCheck
+    from pontoon.server.peers import HEADER, Peers
+    from tests.test_server_helpers import in_thread
+
+    peers = Peers(b"s" * 32)
+    with in_thread(PeerCheck(_echo, peers, None)) as address:
+        url = f"http://{address}/api/tables/t1/join"
+        public = httpx.post(url, content=b"hi")
+        assert public.status_code == 200 and public.json()["body"] == "hi"
+        signed = httpx.post(
+            url, content=b"hello", headers={"x-forwarded-for": "10.0.0.9"}, auth=PeerAuth(peers)
+        )
+        assert signed.json() == {"client": "10.0.0.9", "body": "hello"}
+        other = _refused_line(httpx.post(url, content=b"hello", auth=PeerAuth(Peers(b"o" * 32))))
+        assert "does not match" in other and "refused" in other
+        proof = peers.sign("POST", "/api/tables/t1/join", b"hello", "10.0.0.9")
+        headers = {HEADER: proof, "x-forwarded-for": "10.0.0.9"}
+        _refused_line(httpx.post(url, content=b"hellO", headers=headers))  # the body changed
+        assert httpx.post(url, content=b"hello", headers=headers).status_code == 200
+        assert "replay" in _refused_line(httpx.post(url, content=b"hello", headers=headers))
+        forged = {HEADER: peers.sign("GET", "/ws/t2?token=x", b"", "10.0.0.5")}  # another's
+        with connect(f"ws://{address}/ws/t1?token=x", additional_headers=forged) as ws:
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+
+
+def _secret_file(tmp_path: Path, text: str, mode: int = 0o600) -> str:
+    path = tmp_path / "cluster.secret"
+    path.write_text(text + "\n")
+    path.chmod(mode)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("options", "text", "mode", "said"),
+    [
+        ([], "ab" * 32, 0o600, "--cluster-secret-file is for servers started apart under --lease"),
+        (["--lease", "3", "--processes", "2"], "ab" * 32, 0o600, "--processes makes a secret"),
+        (["--lease", "3"], "ab" * 32, 0o644, "readable by others (mode 644): chmod 600 it"),
+        (["--lease", "3"], "ab" * 31, 0o600, "does not hold 64 hex digits or more"),
+        (["--lease", "3"], "zz" * 32, 0o600, "does not hold 64 hex digits or more"),
+    ],
+)
+def test_an_unfit_cluster_secret_file_is_refused_in_one_line(
+    options: list[str],
+    text: str,
+    mode: int,
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Refused before anything starts: the option without ``--lease``, with ``--processes``,
+    a file others may read, a secret shorter than 32 bytes or not hex."""
+    from pontoon.cli import main
+
+    path = _secret_file(tmp_path, text, mode)
+    db = tmp_path / "unused.db"
+    argv = ["serve", "--db", f"sqlite:///{db}", "--cluster-secret-file", path, *options]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert said in err and "\n" not in err, err
+    assert not db.exists()
+
+
+def test_servers_started_apart_sign_their_hops_and_refuse_a_proof_that_does_not_hold(
+    tmp_path: Path,
+) -> None:
+    """Two servers started apart under ``--lease`` with one ``--cluster-secret-file`` (as on
+    two hosts): a join and a WebSocket for the table the other holds are passed on with a
+    proof the owner checks, and answered. The attack: a request sent straight to the owner
+    under a proof made with another secret, a true proof replayed, or a socket under a
+    proof made for another request, passing for another client's address — each refused in
+    one line (403, or the socket closed with 4403), as is every hop of a server under
+    another secret; with no proof at all the owner serves a request as any client's, from
+    its own address."""
+    from pontoon.server.forward import PeerAuth
+    from pontoon.server.peers import HEADER, Peers
+    from tests.test_server_helpers import free_port, start_server
+
+    secret = bytes(range(32))
+    path = _secret_file(tmp_path, secret.hex())
+    procs = []
+    with fresh_database("sqlite", tmp_path) as url:
+        try:
+            bases = []
+            for _ in range(2):  # the first to start holds the table
+                port = free_port()
+                options = ["--db", url, "--table", "kauri", "--lease", "3"]
+                options += ["--supervisor-token", TOKEN, "--cluster-secret-file", path]
+                procs.append(start_server(tmp_path, port, options))
+                bases.append(f"http://127.0.0.1:{port}")
+                if len(bases) == 1:
+                    _until(lambda: "kauri" in _held(url), 10.0)
+            owner, other = bases
+            joined = httpx.post(f"{other}/api/tables/kauri/join", json={"name": "ana"})
+            assert joined.status_code == 200, joined.text
+            assert httpx.get(f"{other}/api/stats").json()["passed_on"].get("http", 0) >= 1
+            token = joined.json()["token"]
+            with connect(f"ws://{other[7:]}/ws/kauri?token={token}", origin=other) as ws:
+                assert json.loads(ws.recv(timeout=10))["table"] == "kauri"
+                assert _say(ws, type="bet", box=1, amount=500)["type"] == "ok"
+            join = f"{owner}/api/tables/kauri/join"
+            body = {"name": "bob"}
+            forged = {"x-forwarded-for": "10.0.0.9"}
+            other_secret = PeerAuth(Peers(bytes(32)))
+            said = _refused_line(httpx.post(join, json=body, headers=forged, auth=other_secret))
+            assert "peer proof" in said
+            sent = httpx.Request("POST", join, json=body).content
+            proof = Peers(secret).sign("POST", "/api/tables/kauri/join", sent, "10.0.0.9")
+            true = {HEADER: proof, "x-forwarded-for": "10.0.0.9"}
+            first = httpx.post(
+                join, content=sent, headers=true | {"content-type": "application/json"}
+            )
+            assert first.status_code == 200, first.text
+            again = httpx.post(
+                join, content=sent, headers=true | {"content-type": "application/json"}
+            )
+            assert "replay" in _refused_line(again)
+            mismatched = {HEADER: Peers(secret).sign("GET", "/ws/kauri?token=x", b"", "10.0.0.9")}
+            ws_url = f"ws://{owner[7:]}/ws/kauri?token={token}"
+            with connect(ws_url, origin=owner, additional_headers=mismatched) as ws:
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(timeout=10)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 4403
+            plain = httpx.post(join, json={"name": "cy"})
+            assert plain.status_code == 200, plain.text
+            port = free_port()  # a server under another secret: its hops are refused
+            options = ["--db", url, "--table", "kauri", "--lease", "3"]
+            (tmp_path / "other").mkdir()
+            wrong = _secret_file(tmp_path / "other", bytes(32).hex())
+            options += ["--supervisor-token", TOKEN, "--cluster-secret-file", wrong]
+            procs.append(start_server(tmp_path, port, options))
+            refused = httpx.post(f"http://127.0.0.1:{port}/api/tables/kauri/join", json=body)
+            assert "does not match" in _refused_line(refused)
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(30)
+                assert proc.stdout is not None
+                proc.stdout.close()

@@ -12,9 +12,11 @@ across hosts). A WebSocket's ``Origin`` is checked here, where the page's host i
 owner's closing code reaches the client (4503 when the table moves again: the page connects
 again, and is brought to the new owner).
 
-Under ``--processes`` each hop carries a peer's proof (:mod:`pontoon.server.peers`, signed by
-:class:`PeerAuth` or :func:`_websocket`'s handshake), and a child's own port on the loopback
-answers nothing without one (:class:`PeerCheck`): any user of the host can connect to it.
+Under ``--processes``, and between servers started apart under ``--lease`` that share a
+``--cluster-secret-file``, each hop carries a peer's proof (:mod:`pontoon.server.peers`, signed
+by :class:`PeerAuth` or :func:`_websocket`'s handshake), checked where it arrives
+(:class:`PeerCheck`); a child's own port on the loopback answers nothing without one: any user
+of the host can connect to it.
 """
 
 from __future__ import annotations
@@ -220,21 +222,23 @@ class PeerAuth(httpx.Auth):
 def peer_auth(scope: Any) -> PeerAuth | None:
     """The signing of a request made, for the request of ``scope``, to another process of the
     host (httpx's ``auth``: the pit's list asks each owner so); None when this process has no
-    peers (one process alone, or ``--lease`` across hosts)."""
+    peers (one process alone, or ``--lease`` without ``--cluster-secret-file``)."""
     peers: Peers | None = scope.get(PEERS)
     return None if peers is None else PeerAuth(peers)
 
 
 class PeerCheck:
-    """ASGI middleware of a child of ``--processes``, whose own port on the loopback (``own``:
-    its socket's address) any user of the host can reach: a request that arrives there is
-    answered only with a valid proof (:mod:`pontoon.server.peers`) — else 403 in one line, a
-    WebSocket closed with :data:`CLOSE_NOT_PEER` and why — and its client is the address the
-    proof vouches for (``X-Forwarded-For``), believed from nowhere else on that port. The
-    connections the parent hands over (the public ones) pass as they came. Every request's
-    scope carries ``peers`` (:data:`PEERS`), for what passes a request on to sign it."""
+    """ASGI middleware that checks a peer's proof (:mod:`pontoon.server.peers`). On ``own``, a
+    child of ``--processes``'s own port on the loopback that any user of the host can reach,
+    a request is answered only with a valid proof; elsewhere (the public connections, and
+    every port of a server started apart under ``--lease --cluster-secret-file``) a request
+    bearing none passes as it came. A proof that does not hold is refused — 403 in one line,
+    a WebSocket closed with :data:`CLOSE_NOT_PEER` and why —, and with one that holds the
+    client is the address it vouches for (``X-Forwarded-For``), believed from nowhere else on
+    ``own``. Every request's scope carries ``peers`` (:data:`PEERS`), for what passes a
+    request on to sign it."""
 
-    def __init__(self, app: Any, peers: Peers, own: tuple[str, int]) -> None:
+    def __init__(self, app: Any, peers: Peers, own: tuple[str, int] | None) -> None:
         self.app = app
         self.peers = peers
         self.own = own
@@ -246,14 +250,14 @@ class PeerCheck:
         scope[PEERS] = self.peers
         server = scope.get("server")
         method = scope.get("method", "GET")
-        if server is None or (server[0], server[1]) != self.own or (method, scope["path"]) in OPEN:
+        at_own = server is not None and (server[0], server[1]) == self.own
+        proofs = [v.decode("latin-1") for k, v in scope["headers"] if k == PROOF]
+        if (method, scope["path"]) in OPEN or not (at_own or proofs):
             await self.app(scope, receive, send)
             return
-        proofs = [v.decode("latin-1") for k, v in scope["headers"] if k == PROOF]
         if len(proofs) != 1:  # (refused before any body is read)
-            await _refuse(
-                scope, receive, send, "more than one peer proof" if proofs else "no peer proof"
-            )
+            why = "more than one peer proof" if proofs else "no peer proof"
+            await _refuse(scope, receive, send, why, at_own)
             return
         client = ", ".join(v.decode("latin-1") for k, v in scope["headers"] if k == FORWARDED)
         body = b""
@@ -263,9 +267,9 @@ class PeerCheck:
                 await _answer(send, 413, b"request body too large")
                 return
             body, receive = read
-        why = self.peers.check(proofs[0], method, _sent(scope), body, client)
-        if why is not None:
-            await _refuse(scope, receive, send, why)
+        wrong = self.peers.check(proofs[0], method, _sent(scope), body, client)
+        if wrong is not None:
+            await _refuse(scope, receive, send, wrong, at_own)
             return
         if client:
             scope["client"] = (client.rsplit(",", 1)[-1].strip(), 0)
@@ -295,16 +299,19 @@ async def _read_body(receive: Any) -> tuple[bytes, Any] | None:
     return body, again
 
 
-async def _refuse(scope: Any, receive: Any, send: Any, why: str) -> None:
-    """A request at a child's own port without a valid proof: refused, saying why."""
-    log.debug("refused at this process's own port: %s", why)
+async def _refuse(scope: Any, receive: Any, send: Any, why: str, at_own: bool) -> None:
+    """A request without a valid proof at a child's own port (``at_own``), or with one that
+    does not hold anywhere: refused, saying why."""
+    log.debug("refused a request without a valid peer proof: %s", why)
     if scope["type"] == "http":
-        line = f"{why}: this port serves the server's own processes; use its public address"
+        use = "this port serves the server's own processes; use its public address"
+        line = f"{why}: {use}" if at_own else f"{why}: refused (send no peer proof)"
         await _answer(send, 403, line.encode())
         return
     await receive()  # websocket.connect
     await send({"type": "websocket.accept"})  # (to say why)
-    reason = f"{why}: use the public address".encode()[:123].decode("utf-8", "ignore")
+    reason = f"{why}: use the public address" if at_own else f"{why}: refused"
+    reason = reason.encode()[:123].decode("utf-8", "ignore")
     await send({"type": "websocket.close", "code": CLOSE_NOT_PEER, "reason": reason})
 
 

@@ -168,6 +168,14 @@ def add_options(p: argparse.ArgumentParser) -> None:
         "--host:--port)",
     )
     p.add_argument(
+        "--cluster-secret-file",
+        metavar="PATH",
+        help="with --lease, servers started apart (on several hosts): a file (mode 600) "
+        "holding the cluster's secret, 64 hex digits, the same for every server; a request "
+        "passed on to another carries a proof made with it, and a request bearing a proof "
+        "that does not hold is refused",
+    )
+    p.add_argument(
         "--api-docs",
         action="store_true",
         help="serve the API's /docs and /openapi.json (off by default)",

@@ -19,6 +19,7 @@ from .table_config import TableConfig
 if TYPE_CHECKING:
     import socket
 
+    from .peers import Peers
     from .tenure import Leasing
 
 
@@ -105,6 +106,34 @@ def secret_file(path: str, option: str) -> str:
             f"serve: {option}: {path} is readable by others (mode {bits}): chmod 600 it"
         )
     return text
+
+
+def cluster_peers(args: argparse.Namespace, leasing: Leasing | None) -> Peers | None:
+    """``--cluster-secret-file``: the cluster's secret of servers started apart under
+    ``--lease`` (:mod:`pontoon.server.peers`); None without it. :class:`InputError` for a file
+    open to others, a secret shorter than 32 bytes (64 hex digits) or not hex, or the option
+    without ``--lease`` or with ``--processes`` (whose parent makes a secret of its own)."""
+    path = getattr(args, "cluster_secret_file", None)
+    if path is None:
+        return None
+    if leasing is None or getattr(args, "processes", 1) > 1:
+        raise InputError(
+            "serve: --cluster-secret-file is for servers started apart under --lease "
+            "(--processes makes a secret of its own)"
+        )
+    from .peers import SECRET_BYTES, Peers
+
+    text = secret_file(path, "--cluster-secret-file").strip()
+    try:
+        secret = bytes.fromhex(text)
+    except ValueError:
+        secret = b""
+    if len(secret) < SECRET_BYTES:
+        raise InputError(
+            f"serve: --cluster-secret-file: {path} does not hold {2 * SECRET_BYTES} hex digits "
+            f"or more (make one: openssl rand -hex {SECRET_BYTES} > {path}; chmod 600 {path})"
+        )
+    return Peers(secret)
 
 
 def _check_keys(args: argparse.Namespace, configs: list[TableConfig], keys: dict[str, Any]) -> None:
@@ -227,7 +256,7 @@ def serve(args: argparse.Namespace) -> int:
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
-        _leasing(args)  # its options checked before anything starts
+        cluster_peers(args, _leasing(args))  # its options checked before anything starts
         _check_keys(args, configs, keys)
         return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
@@ -238,6 +267,7 @@ def serve(args: argparse.Namespace) -> int:
         sockets, handoff, leasing, peers = leased_child(args)
     else:
         leasing = _leasing(args)
+        peers = cluster_peers(args, leasing)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
     if not child:  # (its parent checked; it holds the public address)
         _check_keys(args, configs, keys)
@@ -264,12 +294,12 @@ def serve(args: argparse.Namespace) -> int:
 
         use_json()
         app = RequestIds(app)
-    if peers is not None:  # a child: its own port answers its peers only
+    if peers is not None:  # a child's own port answers its peers only; a proof is checked
         from .forward import PeerCheck
 
         assert sockets is not None  # (leased_child's: its own)
         host, own = sockets[0].getsockname()[:2]
-        app = PeerCheck(app, peers, (host, own))
+        app = PeerCheck(app, peers, (host, own) if child else None)
     port = sockets[0].getsockname()[1] if sockets and not child else args.port  # (--port 0)
     print(f"Pontoon table server: http://{url_host(args.host)}:{port}/", flush=True)
     if leasing is not None:
