@@ -61,6 +61,35 @@ def test_the_cost_of_a_mistake_is_the_difference_of_the_two_plays_values() -> No
     assert wrong > 0  # standing on everything is wrong somewhere in 12 decisions
 
 
+def test_10_an_insurance_offer_is_graded_by_the_shoes_ten_values_less_those_seen() -> None:
+    """10: where insurance is offered beside the hand's plays (nz-pontoon), a learner who
+    insures is graded on the offer alone — insuring the most allowed against declining,
+    from the ten-values left after the cards seen —, and a play made while it is open is
+    graded among the plays. (Before, either answer ended the drill with a KeyError.)"""
+    rules = load_rules("nz-pontoon")
+    answers = iter(["insure", "no-insurance"] * 50)
+
+    def play(_: Drill, q: Question) -> str:
+        return next(answers) if "insure" in q.legal else q.legal[0]
+
+    for seed in range(12):
+        d = drill(rules, "all", seed, play)
+        d.run(20)
+        offers = [dec for dec in d.decisions if dec.grade.answer in ("insure", "no-insurance")]
+        for dec in offers:
+            seen = [*dec.cards, dec.up]
+            shoe = pack(rules.deck, rules.decks)
+            tens = sum(c.value == 10 for c in shoe) - sum(c.value == 10 for c in seen)
+            p = tens / (len(shoe) - len(seen))
+            insure = float(rules.insurance_max) * (float(rules.insurance_pays) * p - (1 - p))
+            assert dec.up.value == 1
+            assert dec.grade.values == {"insure": pytest.approx(insure), "no-insurance": 0.0}
+            assert dec.grade.best == ("insure" if insure > 0 else "no-insurance")
+        if offers:
+            break
+    assert offers, "no insurance offered in 12 drills"
+
+
 @pytest.mark.slow
 def test_a_learner_who_misses_one_row_sees_it_more_often() -> None:
     """A scripted learner who plays every decision right but hard 12-16, which it always

@@ -30,6 +30,9 @@ from pontoon.cards import Card
 from pontoon.hand import is_soft, total
 from pontoon.rules import RuleSet
 from pontoon.train import RESCUE
+from pontoon.vocab import Action
+
+INSURE, NO_INSURANCE = Action.INSURE.value, Action.NO_INSURANCE.value
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,26 @@ class Grader:
         stand = float(rows.table[i, u] @ game.coef2[i]) / norm
         return {"stand": stand, RESCUE: float(-rows.f[i, u]) / norm}
 
+    def insurance(self, cards: Sequence[Card], up: Card) -> dict[str, float]:
+        """10: the offer of insurance against a dealer's ace, per unit wagered: insuring the
+        most allowed (``insurance_max`` of the wager) wins ``insurance_pays`` if the dealer's
+        next card is a ten-value and loses otherwise; declining changes nothing. The chance is
+        the shoe's ten-values among its cards less those seen (``cards`` and ``up``).
+
+        >>> from pontoon.cards import parse_cards
+        >>> from pontoon.rules import load_rules
+        >>> g = Grader(load_rules("classic-blackjack"))  # 6 decks: 96 tens of 312
+        >>> cards, up = parse_cards("TH TS"), parse_cards("AS")[0]
+        >>> round(g.insurance(cards, up)["insure"] * 309 * 2, 9)  # 2 * 94 - 215 (its tens: 94)
+        -27.0
+        """
+        from pontoon.analysis.composition import ShoeModel
+
+        shoe = ShoeModel.of(self.rules, removed=[*cards, up])
+        p = float(shoe.counts[9]) / shoe.size
+        win = float(self.rules.insurance_pays) * p - (1.0 - p)
+        return {NO_INSURANCE: 0.0, INSURE: float(self.rules.insurance_max) * win}
+
     def grade(
         self,
         cards: Sequence[Card],
@@ -141,7 +164,10 @@ class Grader:
         """Grade ``answer`` for ``cards`` against ``up`` (``legal``: the plays the round
         offers, in the engine's words; ``chart``: the optimal chart's play,
         :func:`pontoon.sim.reference.chart_move`)."""
-        values = {a: v for a, v in self.values(cards, up, doubled).items() if a in legal}
+        offer = answer in (INSURE, NO_INSURANCE)  # (10: the offer, graded alone; a play made
+        # while it is open declines it, and is graded among the plays)
+        every = self.insurance(cards, up) if offer else self.values(cards, up, doubled)
+        values = {a: v for a, v in every.items() if a in legal}
         best = max(values, key=values.__getitem__)
         cost = values[best] - values[answer] if answer in values else float("nan")
         return Grade(
