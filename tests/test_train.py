@@ -402,3 +402,27 @@ def test_the_counting_and_dealer_drills_are_kept_too(
         ["train", "progress", "--drill", "poker", "--learner", "bo"], "", monkeypatch, capsys
     )
     assert code == 2 and "unknown --drill 'poker'" in err
+
+
+def test_the_servers_drills_share_one_grader_a_rule_set_and_its_cache_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server's worker grades every drill of a rule set with one grader (its chart and
+    hands' values worked out once), whose cache of hands is bounded."""
+    from pontoon.cards import parse_cards
+    from pontoon.server import train as worker
+    from pontoon.train import grade
+
+    worker._begin("drill-a", "classic-blackjack", "all", 1, 3, None, [])
+    worker._begin("drill-b", "classic-blackjack", "all", 2, 3, None, [])
+    worker._begin("drill-c", "spanish-21", "all", 3, 3, None, [])
+    held = worker._HELD
+    assert held["drill-a"].drill.grader is held["drill-b"].drill.grader
+    assert held["drill-a"].drill.grader is not held["drill-c"].drill.grader
+    worker._forget(["drill-a", "drill-b", "drill-c"])
+    monkeypatch.setattr(grade, "CACHED_MOST", 2)
+    g = grade.Grader(CLASSIC1)
+    up = parse_cards("TS")[0]
+    for hand in ("9H 7D", "9H 8D", "9H 6D"):
+        g.values(parse_cards(hand), up)
+        assert len(g._cache) <= 2

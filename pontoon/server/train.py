@@ -42,11 +42,11 @@ from typing import Any, Final
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from pontoon.analysis.chart import Chart
 from pontoon.errors import InputError, PontoonError
 from pontoon.rules import PRESETS, load_rules
 from pontoon.store.db import Store
 from pontoon.train import MODES
+from pontoon.train.grade import Grader
 from pontoon.train.records import rows_of, schedule_of, session_stamp
 from pontoon.train.strategy import Drill, Question
 
@@ -127,7 +127,7 @@ class _Held:
 
 
 _HELD: dict[str, _Held] = {}  # the worker's drills, by id
-_CHARTS: dict[str, Chart] = {}  # each rule set's optimal chart, worked out once
+_GRADERS: dict[str, Grader] = {}  # each rule set's: its chart and hands' values, for every drill
 
 
 def _question(q: Question | None) -> dict[str, Any] | None:
@@ -150,10 +150,7 @@ def _advance(key: str, held: _Held, answer: str | None) -> dict[str, Any]:
     """Step the drill to its next question: ``question``, ``messages``, and ``summary`` when
     it is over (then it is let go); ``error`` when the drill cannot go on."""
     drill = held.drill
-    name = drill.rules.name
-    if name not in _CHARTS:
-        _CHARTS[name] = drill.grader.chart
-    drill.grader.chart = _CHARTS[name]
+    drill.grader = _GRADERS.setdefault(drill.rules.name, drill.grader)
     before = len(drill.decisions)
     try:
         q = next(held.steps) if answer is None else held.steps.send(answer)

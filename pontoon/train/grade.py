@@ -33,6 +33,7 @@ from pontoon.train import RESCUE
 from pontoon.vocab import Action
 
 INSURE, NO_INSURANCE = Action.INSURE.value, Action.NO_INSURANCE.value
+CACHED_MOST = 20_000  # hands' values a grader keeps (a few KB each at most)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,8 @@ class Grader:
         named = [c.code if suits else str(c.value) for c in cards]
         key = (" ".join(sorted(named)), up.code if suits else str(up.value), doubled)
         if key not in self._cache:
+            if len(self._cache) >= CACHED_MOST:  # (a grader shared by every drill: bounded)
+                self._cache.clear()
             self._cache[key] = self._rescue(cards, up) if doubled else self._hand(cards, up)
         return self._cache[key]
 
