@@ -108,7 +108,7 @@ def secret_file(path: str, option: str) -> str:
     return text
 
 
-def cluster_peers(args: argparse.Namespace, leasing: Leasing | None) -> Peers | None:
+def _cluster_peers(args: argparse.Namespace, leasing: Leasing | None) -> Peers | None:
     """``--cluster-secret-file``: the cluster's secret of servers started apart under
     ``--lease`` (:mod:`pontoon.server.peers`); None without it. :class:`InputError` for a file
     open to others, a secret shorter than 32 bytes (64 hex digits) or not hex, or the option
@@ -256,7 +256,7 @@ def serve(args: argparse.Namespace) -> int:
     if processes > 1 and not child:  # the parent: it starts and watches the processes
         from .processes import run
 
-        cluster_peers(args, _leasing(args))  # its options checked before anything starts
+        _cluster_peers(args, _leasing(args))  # its options checked before anything starts
         _check_keys(args, configs, keys)
         return run(args, token, show_token=not (accounts or given))
     docs = bool(getattr(args, "api_docs", False))
@@ -267,7 +267,7 @@ def serve(args: argparse.Namespace) -> int:
         sockets, handoff, leasing, peers = leased_child(args)
     else:
         leasing = _leasing(args)
-        peers = cluster_peers(args, leasing)
+        peers = _cluster_peers(args, leasing)
     hosts = allowed_hosts(args, leasing.address if leasing else None)
     if not child:  # (its parent checked; it holds the public address)
         _check_keys(args, configs, keys)
