@@ -21,7 +21,7 @@ from pontoon.analysis.evaluate import same_rank_tens
 from pontoon.analysis.game import Game
 from pontoon.cards import deck
 from pontoon.cli import main
-from pontoon.count.curve import curve, slope
+from pontoon.count.curve import curve, insurance_line, slope
 from pontoon.count.eor import KEYS, Effects, effects_of_removal
 from pontoon.count.indices import expected_shoe, strategy_indices
 from pontoon.count.judge import correlation, judge
@@ -553,6 +553,34 @@ def test_a_ramp_of_several_boxes_uses_their_simulated_covariance(
     assert doc["covariance"] != round_distribution(rep).covariance()
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["covariance"] is None
+
+
+def test_10_the_linear_line_insures_from_the_index_and_insurance_breaks_even_near_plus_3() -> None:
+    """10: the linear EV by true count takes insurance from the count given on (as the
+    simulated player insures), not below it; by the effects of removal, hi-lo's insurance
+    breaks even in classic blackjack between +2 and +4 (its published index is +3, and
+    ``count indices``'s exact one), and is worth more the higher the count."""
+    effects = classic_effects()
+    tags = {k: float(v) for k, v in HI_LO["tags"].items()}
+    a, b = insurance_line(effects, tags)
+    assert a < 0 < b and 2.0 < -a / b < 4.0
+    plain = {r["true_count"]: r["linear"] for r in curve(effects, tags)}
+    insured = {r["true_count"]: r["linear"] for r in curve(effects, tags, None, 3)}
+    gains = {}
+    for tc, line in plain.items():
+        if line is None:
+            continue
+        if tc < 3:
+            assert insured[tc] == line
+        else:
+            gains[tc] = insured[tc] - line
+    assert 0 < gains[3] < gains[4] < gains[5]
+    off = effects_of_removal(
+        load_rules("classic-blackjack", FAST | {"insurance": False}), "basic", workers=2
+    )
+    assert [r["linear"] for r in curve(off, tags, None, 3)] == [
+        r["linear"] for r in curve(off, tags)
+    ]
 
 
 def test_10_a_simulated_ramp_insures_from_the_counts_exact_index(

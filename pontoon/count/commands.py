@@ -140,13 +140,14 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
         from pontoon.count.judge import judge
 
         simulated = _simulate(rules, effects, counting, args) if args.rounds else None
-        rows = curve(effects, tags, simulated)
+        insures = _insure_from(rules, counting) if args.rounds else None  # (as simulated)
+        rows = curve(effects, tags, simulated, insures)
         doc = (
             {"count": args.count, "tags": tags}
             | judge(effects, tags)
             | {"eor": effects.eor, "ev": effects.ev, "ev_per_true_count": slope(effects, tags)}
             | {"ev_by_true_count": rows, "rounds": args.rounds, "seed": args.seed}
-            | {"insures_from": _insure_from(rules, counting) if args.rounds else None}
+            | {"insures_from": insures}
         )
         if args.plot:
             plot(rows, f"{rules.name}, {args.count}: EV by true count", args.plot)

@@ -18,6 +18,12 @@ t'_r^2`` at a depth of ``R`` cards left. The line for a bin of true counts is th
 penetration, each depth weighed by the chance of that bin there. A balanced count's line is
 then straight, ``EV0 + s * TC``; an unbalanced one's true count drifts up as the shoe is dealt
 (``tbar > 0``), and its high counts are partly only deep shoes.
+Insurance (10), for a player who insures the most allowed from a true count ``I`` on (as
+``simulate --indices`` and ``count judge --rounds`` play it): in a bin from ``I`` up the line
+gains ``P(ace) * m * (IE0 + s' * F)``, ``m`` the largest insurance as a part of the wager,
+``IE0`` insurance's EV per unit insured against an ace of the full shoe and ``s'`` the same
+regression on insurance's effects of removal (:func:`pontoon.count.judge.insurance_eor`); the
+chance of the ace is the full shoe's (its change with the count is of the second order).
 The simulated curve is ``simulate --count``'s: each round played flat at one wager, binned by
 the true count at the deal, rounded down (so bin ``k`` holds counts in [k, k+1), compared with
 the line at ``k + 1/2``), with each bin's standard error.
@@ -37,8 +43,12 @@ from pontoon.errors import InputError
 from pontoon.output import save_figure
 
 
-def slope(effects: Effects, tags: Mapping[str, float]) -> float:
-    """The linear estimate's change in EV per unit of true count (module docstring)."""
+def slope(
+    effects: Effects, tags: Mapping[str, float], eor: Mapping[str, float] | None = None
+) -> float:
+    """The linear estimate's change in EV per unit of true count (module docstring), of the
+    round's EV, or of another EV whose effects of removal are ``eor``."""
+    e = effects.eor if eor is None else eor
     n = sum(effects.cards.values())
     p = {k: effects.cards[k] / n for k in KEYS}
     mean = sum(p[k] * tags[k] for k in KEYS)
@@ -46,22 +56,55 @@ def slope(effects: Effects, tags: Mapping[str, float]) -> float:
     den = sum(p[k] * centred[k] ** 2 for k in KEYS)
     if den <= 0:
         raise InputError("a count whose tags are all alike counts nothing")
-    num = sum(p[k] * centred[k] * effects.eor[k] for k in KEYS)
+    num = sum(p[k] * centred[k] * e[k] for k in KEYS)
     return (n - 1) * num / (n / effects.rules.decks * den)
 
 
+def insurance_line(effects: Effects, tags: Mapping[str, float]) -> tuple[float, float]:
+    """What insuring the most allowed adds to a round's EV (per unit wagered), as ``(a, b)``:
+    ``a + b * F`` (module docstring), ``F`` the part of the true count that moves with the
+    cards.
+
+    >>> from pontoon.count.eor import Effects
+    >>> from pontoon.rules import load_rules
+    >>> rules = load_rules("classic-blackjack")  # 6 decks: 24 aces, 96 tens of 312
+    >>> cards = {k: 24.0 for k in "A23456789"} | {"T": 96.0}
+    >>> effects = Effects(rules, "basic", 0.0, dict.fromkeys(cards, 0.0), {}, cards, 0.0)
+    >>> a, b = insurance_line(effects, {k: 0 for k in "A789"} | {k: 1 for k in "23456"}
+    ...                       | {"T": -1})
+    >>> round(a * 312 / 24 * 2 * 311, 6)  # P(ace) * 1/2 * (3 * 96 - 311) / 311
+    -23.0
+    >>> b > 0  # a higher hi-lo count: more tens left, insurance worth more
+    True
+    """
+    from pontoon.count.judge import insurance_eor
+
+    rules = effects.rules
+    n = sum(effects.cards.values())
+    tens = effects.cards["T"]
+    full = (float(rules.insurance_pays) + 1) * tens / (n - 1) - 1  # (the dealer's ace out)
+    weight = effects.cards["A"] / n * float(rules.insurance_max)
+    return weight * full, weight * slope(effects, tags, insurance_eor(effects))
+
+
 def curve(
-    effects: Effects, tags: Mapping[str, float], simulated: Mapping[str, Any] | None = None
+    effects: Effects,
+    tags: Mapping[str, float],
+    simulated: Mapping[str, Any] | None = None,
+    insure_from: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Per true count bin ``[k, k + 1)``: the linear estimate (module docstring), and
-    (``simulated``: ``simulate --count``'s ``ev_by_true_count``) the simulated EV with its
-    standard error and rounds."""
+    """Per true count bin ``[k, k + 1)``: the linear estimate (module docstring), with
+    insurance from the true count ``insure_from`` on where it is given, and (``simulated``:
+    ``simulate --count``'s ``ev_by_true_count``) the simulated EV with its standard error
+    and rounds."""
     n = sum(effects.cards.values())
     p = {k: effects.cards[k] / n for k in KEYS}
     mean = sum(p[k] * tags[k] for k in KEYS)
     spread = sum(p[k] * (tags[k] - mean) ** 2 for k in KEYS)
     deck = n / effects.rules.decks
     s = slope(effects, tags)
+    insures = insure_from if effects.rules.insurance else None  # (10: from this count on)
+    ins, ins_slope = insurance_line(effects, tags) if insures is not None else (0.0, 0.0)
     dealt = np.linspace(1, float(effects.rules.penetration) * n, 400)  # cards out: the depths
     left = n - dealt
     drift = deck * mean * (n / left - 1)
@@ -73,6 +116,8 @@ def curve(
         tail = float((sd * (_pdf(a) - _pdf(b))).sum())  # E[F ; bin], over the depths
         row: dict[str, Any] = {"true_count": tc, "frequency": chance / len(dealt)}
         row["linear"] = effects.ev + s * tail / chance if chance > 1e-300 else None
+        if row["linear"] is not None and insures is not None and tc >= insures:
+            row["linear"] += ins + ins_slope * tail / chance
         if simulated is not None and str(tc) in simulated:
             sim = simulated[str(tc)]
             row |= {"simulated": sim["ev"], "stderr": sim["stderr"], "rounds": sim["rounds"]}
