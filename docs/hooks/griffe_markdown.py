@@ -14,7 +14,6 @@ from typing import Any
 
 import griffe
 
-
 ROLE = re.compile(r":(?:class|meth|func|mod|attr|data|exc|obj|const|py:\w+):`(~?)([^`]+)`")
 
 
