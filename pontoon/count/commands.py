@@ -150,7 +150,9 @@ def count_command(rules: RuleSet, args: argparse.Namespace) -> int:
             | {"insures_from": insures}
         )
         if args.plot:
-            plot(rows, f"{rules.name}, {args.count}: EV by true count", args.plot)
+            title = f"{rules.name}, {args.count}: EV by true count"
+            insured = f", insuring from {insures:+d}" if insures is not None else ""
+            plot(rows, title + insured, args.plot)
     if args.json:
         print(json.dumps(doc))
         return 0
