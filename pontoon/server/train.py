@@ -57,22 +57,17 @@ MAX_DRILLS: Final = 200
 IDLE: Final = 1800.0  # seconds
 NICE: Final = 19  # the worker's CPU priority where Linux's SCHED_IDLE is not to be had
 # The worker's first act, before it imports anything (so that the second of CPU its imports
-# take, and the threads numpy starts, come after it). Linux: a session of its own, hence an
-# autogroup of its own, at the lowest weight (the scheduler shares the CPU between autogroups
-# first: in the server's, the worker's CPU was charged to the server's share, and on a host
-# busy with other work the server waited for it); and SCHED_IDLE, below every nice value,
-# which any other task waking on its core preempts at once (a task at nice 19 is let finish
-# its slice: the tables' p99 doubled beside a busy worker at nice 19, docs/operators/deploying.md).
-# Elsewhere the lowest nice. (Run by ``exec``: a function of this module could not run before
-# the module is imported, nor ``os.sched_param`` be pickled.)
+# take, and the threads numpy starts, come after it): Linux's SCHED_IDLE, below every nice
+# value, which any other task of the server's autogroup waking on its core preempts at once (a
+# task at nice 19 is let finish its slice: the tables' p99 doubled beside a busy worker at
+# nice 19). The worker stays in the server's session, hence its autogroup: the scheduler
+# compares tasks of two autogroups by their groups, and a worker in a group of its own (even at
+# the group's lowest weight) ran out its slice before the tables' task it woke beside; the
+# tables' warm p99 doubled again (docs/operators/deploying.md). Elsewhere the lowest nice. (Run
+# by ``exec``: a function of this module could not run before the module is imported, nor
+# ``os.sched_param`` be pickled.)
 LOWER: Final = f"""
 import os
-try:
-    os.setsid()
-    with open("/proc/self/autogroup", "w") as f:
-        f.write("{NICE}")
-except OSError:
-    pass
 try:
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 except (AttributeError, OSError):
