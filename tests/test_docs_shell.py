@@ -1,11 +1,12 @@
-"""The README's shell lines run as a newcomer runs them: in order, in one new shell, in a fresh
-folder that is both the home and the working folder (so a new store, new keys and a new
-anchors file), with ``tests/``, ``examples/`` and ``.venv`` linked in as a clone has them, and
-a PATH without the virtual environment — the README's own ``. .venv/bin/activate`` is what
-makes ``pontoon`` a command. A line that drifted from the code fails here, not in a reader's
-hands.
+"""The shell lines of the README and of every guide run as a newcomer runs them: each page's in
+order, in one new shell, in a fresh folder that is both the home and the working folder (so a
+new store, new keys and a new anchors file), with ``tests/``, ``examples/`` and ``.venv``
+linked in as a clone has them. The README's shell starts with a PATH without the virtual
+environment — its own ``. .venv/bin/activate`` is what makes ``pontoon`` a command; a guide's
+starts where the README's quick start leaves a reader, with ``.venv/bin`` on the PATH. A line
+that drifted from the code fails here, not in a reader's hands.
 
-The marking convention, in README.md:
+The marking convention, in README.md and in every page of docs/:
 
 - a block fenced ```` ```sh ````: each line is a command (a line ending in ``\\`` goes on to
   the next); it must exit 0;
@@ -14,7 +15,7 @@ The marking convention, in README.md:
   its output (standard output and error together), where ``…`` stands for anything;
 - a block fenced ```` ```shell ```` is shown and not run: it starts a server, asks a person at
   a terminal, or takes minutes (``make test``, ``pontoon serve``, the full PAR sheet). That
-  fence is the one marker; the README's last section says so to its readers.
+  fence is the one marker; the README's last section and CONTRIBUTING.md say so.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.integration  # a shell and the commands it starts
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+GUIDES = sorted((ROOT / "docs").rglob("*.md"))
 BEGIN, END = "@@readme-begin", "@@readme-end"
 
 
@@ -52,7 +54,7 @@ def commands(text: str) -> list[Command]:
             elif line.startswith("$ "):
                 out.append(Command(line[2:]))
             elif line.strip():
-                assert out, f"output before any command in README.md: {line!r}"
+                assert out, f"output before any command: {line!r}"
                 out[-1].shows.append(line.strip())
     return out
 
@@ -84,19 +86,35 @@ def test_the_marking_convention() -> None:
     assert shown("out…put", "x\nout and input\n") and not shown("out…put", "put out\n")
 
 
-def test_the_readmes_shell_lines_run_in_a_new_shell(tmp_path: Path) -> None:
+def _pages_with_commands() -> list[Path]:
+    return [README] + [p for p in GUIDES if commands(p.read_text("utf-8"))]
+
+
+def test_the_guides_mark_their_commands() -> None:
+    # (a guide that drops its runnable blocks would drop out of the test below unseen)
+    names = {p.relative_to(ROOT).as_posix() for p in _pages_with_commands()}
+    assert {"docs/analysts/analysis.md", "docs/players/playing.md"} <= names
+    assert len(names) >= 12
+
+
+@pytest.mark.parametrize(
+    "page", _pages_with_commands(), ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_the_pages_shell_lines_run_in_a_new_shell(page: Path, tmp_path: Path) -> None:
     if not (ROOT / ".venv" / "bin" / "pontoon").exists():
         pytest.skip("no .venv here: make creates it")
-    cmds = commands(README.read_text("utf-8"))
-    assert len(cmds) >= 20  # every capability has its line
+    cmds = commands(page.read_text("utf-8"))
+    if page == README:
+        assert len(cmds) >= 20  # every capability has its line
     for name in ("tests", "examples", ".venv"):
         (tmp_path / name).symlink_to(ROOT / name)
     script = ["exec 2>&1"]
     for i, c in enumerate(cmds):
         script += [f"echo {BEGIN} {i}", c.line, f"echo {END} {i} $?"]
+    path = "/usr/local/bin:/usr/bin:/bin"
     env = {
         "HOME": str(tmp_path),
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": path if page == README else f"{tmp_path / '.venv' / 'bin'}:{path}",
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
