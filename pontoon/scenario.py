@@ -1,4 +1,4 @@
-"""Scenario files: one scripted round (INTERFACES.md) -> the round -> the result document.
+"""Scenario files: one scripted round (docs/reference/files.md) -> the round -> the result document.
 
 >>> doc = run_scenario({
 ...     "shoe": ["9S", "7H", "KD", "8C", "5C"],

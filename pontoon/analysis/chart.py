@@ -1,5 +1,5 @@
 """Strategy charts: what to do for each hard total, soft total and pair against each dealer's
-first card, in the CSV format of INTERFACES.md.
+first card, in the CSV format of docs/reference/files.md (Strategy charts).
 
 Cells: ``H`` hit, ``S`` stand, ``D`` double else hit, ``Ds`` double else stand, ``P`` split,
 ``R`` surrender else hit, ``Rs`` surrender else stand, ``Rp`` surrender else split. A cell is
