@@ -90,6 +90,39 @@ def test_10_an_insurance_offer_is_graded_by_the_shoes_ten_values_less_those_seen
     assert offers, "no insurance offered in 12 drills"
 
 
+def test_11_1_13_hands_kept_under_one_key_have_the_same_values() -> None:
+    """The grader keeps a hand's values under :meth:`Grader.key`: hands under one key have
+    the same values, worked out apart (hearts, diamonds and clubs renamed, the suits of cards
+    that cannot make a 6-7-8 or 7-7-7 dropped, 11.1); spades, which pay apart, and a pair
+    that may split against two cards that may not (13: by rank in nz-pontoon) have keys of
+    their own. (Before, a jack and a queen kept under a king pair's key lost or gained the
+    split.)"""
+    from pontoon.cards import parse_cards
+    from pontoon.train.grade import Grader
+
+    rules = load_rules("nz-pontoon")
+    g = Grader(rules)
+
+    def values(hand: str, up: str) -> dict[str, float]:
+        return dict(hand_values(rules, hand.replace(" ", ","), up).values)
+
+    def key(hand: str, up: str) -> tuple[str, str, bool]:
+        return g.key(parse_cards(hand), parse_cards(up)[0])
+
+    alike = [("7H 8D", "6C", "7D 8C", "6H"), ("7C 7C", "7D", "7H 7H", "7C")]
+    alike += [("JH 6D", "7C", "KS 6S", "7H")]
+    for a, ua, b, ub in alike:
+        assert key(a, ua) == key(b, ub)
+        va, vb = values(a, ua), values(b, ub)
+        assert va.keys() == vb.keys() and all(abs(va[x] - vb[x]) < 1e-12 for x in va)
+    assert key("7S 8S", "6S") != key("7H 8H", "6H")
+    assert values("7S 8S", "6S")["hit"] > values("7H 8H", "6H")["hit"]  # (spades pay more)
+    assert key("KH KD", "5C") != key("JH QD", "5C")
+    king, jack = parse_cards("KH KD"), parse_cards("JH QD")
+    five = parse_cards("5C")[0]
+    assert "split" not in g.values(jack, five) and "split" in g.values(king, five)
+
+
 @pytest.mark.slow
 def test_a_learner_who_misses_one_row_sees_it_more_often() -> None:
     """A scripted learner who plays every decision right but hard 12-16, which it always

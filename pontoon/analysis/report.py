@@ -293,6 +293,8 @@ def hand_values(
     if total > 21:
         raise InputError(f"the hand {hand} is bust ({total})")
     pair = values[0] if len(values) == 2 and values[0] == values[1] else None
+    if pair is not None and cards is not None and rules.split_by == "rank":
+        pair = pair if cards[0].rank == cards[1].rank else None  # (13: a jack and a king)
     within = comp_of([pair]) if pair is not None else c
     with one_thread():
         chart: Chart | None = None

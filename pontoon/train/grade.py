@@ -34,6 +34,7 @@ from pontoon.vocab import Action
 
 INSURE, NO_INSURANCE = Action.INSURE.value, Action.NO_INSURANCE.value
 CACHED_MOST = 20_000  # hands' values a grader keeps (a few KB each at most)
+PATTERN = (6, 7, 8)  # the values whose suits pay: a 6-7-8 or 7-7-7 (11.1, 11.2)
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,47 @@ class Grader:
 
         return optimal_chart(Game(self.rules, self.wager))
 
+    def key(self, cards: Sequence[Card], up: Card, doubled: bool = False) -> tuple[str, str, bool]:
+        """What a hand's values depend on, the key they are kept under: each card's value,
+        whether two cards are a pair that may split (13: by rank, a jack and a king are not),
+        and suits only where a 6-7-8 or 7-7-7 can still be made (11.1, 11.2: three cards at
+        most, each a 6, 7 or 8) — then the suits of those ranks, the dealer's card's too (the
+        shoe's suited cards are what is left of them), spades by name (they pay apart) and the
+        other three in the order they first appear (any two hands alike but for those three
+        suits' names have the same values).
+
+        >>> from pontoon.cards import parse_cards
+        >>> from pontoon.rules import load_rules
+        >>> g = Grader(load_rules("nz-pontoon"))
+        >>> def k(hand, up): return g.key(parse_cards(hand), parse_cards(up)[0])
+        >>> k("7H 8D", "6C") == k("7D 8C", "6H"), k("7S 8S", "6S") == k("7H 8H", "6H")
+        (True, False)
+        >>> k("TH 6D", "7C") == k("KS 6S", "7H"), k("KH KD", "5C") == k("JH QD", "5C")
+        (True, False)
+        """
+        from pontoon.hand import is_pair
+
+        pair = len(cards) == 2 and is_pair(cards[0], cards[1], self.rules.split_by)
+        if len(cards) > 3 or any(c.value not in PATTERN for c in cards):
+            hand = " ".join(sorted(str(c.value) for c in cards))
+            return (f"{hand}{' pair' if pair else ''}", str(up.value), doubled)
+        names = {"S": "S"}
+
+        def named(c: Card) -> str:
+            if c.value not in PATTERN:
+                return str(c.value)
+            if c.suit not in names:
+                names[c.suit] = "abc"[len(names) - 1]
+            return f"{c.value}{names[c.suit]}"
+
+        first = named(up)
+        hand = " ".join(sorted(named(c) for c in sorted(cards, key=lambda c: (c.value, c.suit))))
+        return (f"{hand}{' pair' if pair else ''}", first, doubled)
+
     def values(self, cards: Sequence[Card], up: Card, doubled: bool = False) -> dict[str, float]:
         """Every legal play's expected value per unit wagered (a doubled hand: stand or
-        rescue, per initial wager)."""
-        suits = any(c.value in (6, 7, 8) for c in (*cards, up))  # (11.1, 11.2 pay by suit)
-        named = [c.code if suits else str(c.value) for c in cards]
-        key = (" ".join(sorted(named)), up.code if suits else str(up.value), doubled)
+        rescue, per initial wager), kept under :meth:`key`."""
+        key = self.key(cards, up, doubled)
         if key not in self._cache:
             if len(self._cache) >= CACHED_MOST:  # (a grader shared by every drill: bounded)
                 self._cache.clear()
