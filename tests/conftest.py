@@ -38,3 +38,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("browser") and not item.get_closest_marker("integration"):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture
+def patient_trainer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers' trainer gives a step ten minutes, not one: its worker runs under
+    SCHED_IDLE in the server's autogroup, so it has only the CPU the rest of the host leaves,
+    and the rest of the suite (two workers, their servers and browsers) may leave it none for a
+    minute or more — the worker's first step, its imports and a rule set's chart, then waited
+    past the minute and was refused as too slow."""
+    from dataclasses import replace
+
+    from pontoon.server import train
+
+    monkeypatch.setattr(train, "PACE", replace(train.PACE, step_seconds=600.0))

@@ -28,7 +28,10 @@ from tests.helpers import wait_until
 from tests.test_accounts import PASSWORD, login
 from tests.test_server_helpers import SUPERVISOR, serving
 
-pytestmark = pytest.mark.integration  # the server, served in this process
+pytestmark = [
+    pytest.mark.integration,  # the server, served in this process
+    pytest.mark.usefixtures("patient_trainer"),
+]
 
 RULES = "classic-blackjack"
 START = {"rules": RULES, "hands": 3, "seed": 1}

@@ -22,7 +22,10 @@ from tests.test_server import ROUND
 from tests.test_server_browser import ARGS, CHROMIUM, _serving, artifacts  # noqa: F401
 from tests.test_server_helpers import SUPERVISOR
 
-pytestmark = pytest.mark.integration  # the server, served in this process
+pytestmark = [
+    pytest.mark.integration,  # the server, served in this process
+    pytest.mark.usefixtures("patient_trainer"),
+]
 
 
 def _step(page: Page, do: object) -> None:
