@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import Select, bindparam, func, literal_column, select
 
 from pontoon.errors import InputError
 from pontoon.store import chain
@@ -207,11 +207,17 @@ def record_reality(rec: Recording, account: str, minutes: int) -> None:
     rec.insert(play_limits, row | {"at": now})
 
 
-_LIMITED = (  # built once: SQLAlchemy reuses its compiled form on every wager
-    select(play_limits.c.id)
-    .where(play_limits.c.account == bindparam("account"), play_limits.c.kind.in_(WAGER_KINDS))
-    .limit(1)
-)
+def wager_limits(account: Any) -> Select[Any]:
+    """The rows a wager of ``account`` (a bind parameter) is checked against; one is enough
+    to need the check. The kinds are literals, so that the account is the statement's one
+    parameter (the store's writer runs it compiled: :mod:`pontoon.store.statements`)."""
+    return select(play_limits.c.id).where(
+        play_limits.c.account == account,
+        play_limits.c.kind.in_([literal_column(f"'{k}'") for k in WAGER_KINDS]),
+    )
+
+
+_LIMITED = wager_limits(bindparam("account"))  # built once: its compiled form is reused
 
 
 def limited(conn: Any, account: str) -> bool:

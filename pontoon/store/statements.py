@@ -16,18 +16,15 @@ from sqlalchemy import (
     bindparam,
     delete,
     func,
-    literal_column,
-    select,
     update,
 )
 from sqlalchemy.exc import DBAPIError
 
-from pontoon.store.play_limits import WAGER_KINDS
+from pontoon.store.play_limits import wager_limits
 from pontoon.store.schema import (
     accounts,
     events,
     ledger,
-    play_limits,
     round_players,
     rounds,
     sessions,
@@ -125,13 +122,7 @@ class Statements:
             .values(balance=a.balance + bindparam("b_amount"))
             .returning(a.balance)
         )
-        self.has_limits = self._compile(  # any row a wager is checked against: one is enough
-            select(play_limits.c.id).where(
-                play_limits.c.account == bindparam("b_account"),
-                # (the kinds as literals: this statement's one parameter is the account)
-                play_limits.c.kind.in_([literal_column(f"'{k}'") for k in WAGER_KINDS]),
-            )
-        )
+        self.has_limits = self._compile(wager_limits(bindparam("b_account")))
         self.insert_wallet_entry = self._compile(
             wallet_entries.insert(), [c.name for c in wallet_entries.c]
         )
