@@ -84,7 +84,10 @@ class Pace:
     second)."""
 
     waiting: int = 16
-    share: float = 0.25  # of a core, at most, for everyone's drills (the worker rests between)
+    # of a core, at most, for everyone's drills (the worker rests between): at a quarter the
+    # tables' warm p99 rose 74 % beside learners answering at machine speed, at a tenth 19 %
+    # (docs/operators/deploying.md)
+    share: float = 0.1
     step_seconds: float = 60.0  # a step not done by then is given up (503), its drill let go
     per_account: int = 3
     start_rate: float = 0.1  # one drill every 10 s after a burst of 5
