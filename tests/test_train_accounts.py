@@ -6,6 +6,7 @@ account's drills are bounded (how many at once, how often, one step at a time)."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -310,3 +311,71 @@ def test_a_step_that_waits_too_long_is_given_up(client: TestClient) -> None:
     client.app.state.drills.pace = Pace()  # type: ignore[attr-defined]
     r = client.post("/api/train", json=slow, headers=ana)
     assert r.status_code == 200, r.text
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started, from /proc."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
+def test_a_server_told_to_stop_does_not_wait_out_a_drill_step(url: str, tmp_path: Path) -> None:
+    """SIGTERM while an answer waits on the trainer's worker (stopped here, as a long step or
+    the rest after one would keep it): the server lets the request go after STOP_SECONDS and
+    ends, its worker with it, instead of waiting out the step's minute."""
+    import subprocess
+
+    import httpx
+
+    from pontoon.server.serve import STOP_SECONDS
+    from tests.test_server_helpers import free_port, start_server
+
+    port = free_port()
+    options = ["--db", url, "--accounts", "--password-strength", "minimum", "--table", "kauri"]
+    proc = start_server(tmp_path, port, options)
+    worker = None
+    try:
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120)
+        ana = login(http, "ana")  # type: ignore[arg-type]
+        doc = http.post("/api/train", json=START, headers=ana).json()
+        (worker,) = [p for p in _children(proc.pid) if b"spawn_main" in _cmdline(p)]
+        os.kill(worker, signal.SIGSTOP)
+        play = doc["question"]["legal"][0]
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(
+                http.post, f"/api/train/{doc['id']}", json={"answer": play}, headers=ana
+            )
+            # (the answer is in the worker when another step of ana's is refused for it)
+            wait_until(
+                lambda: (
+                    "one step at a time" in http.post("/api/train", json=START, headers=ana).text
+                ),
+                30,
+                "the answer waiting on the worker",
+            )
+            began = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_SECONDS + 20)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"the server still runs {STOP_SECONDS + 20} s after SIGTERM")
+            assert time.monotonic() - began < STOP_SECONDS + 10
+            r = answer.result(30)
+            assert r.status_code == 503 and "stopping" in r.text, r.text
+        assert not Path(f"/proc/{worker}").exists() or _cmdline(worker) == b""
+    finally:
+        if worker is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
+        proc.kill()
+        proc.wait(30)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""

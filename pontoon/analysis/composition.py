@@ -15,6 +15,7 @@ values (a tuple of ten counts): all that decides a hand's play once suits are se
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -174,6 +175,13 @@ class Compositions:
     _group_of: Ints | None = None
 
     @classmethod
+    @functools.cache
+    def every(cls) -> Compositions:
+        """:meth:`build`'s, made once (they depend on nothing: every game shares them, and
+        none writes to them)."""
+        return cls.build()
+
+    @classmethod
     def build(cls) -> Compositions:
         comps: list[Comp] = []
 
@@ -213,14 +221,16 @@ class Compositions:
         more card can make: hard 21 down to 11, soft 21 down to 12 (a soft hand's next card
         makes a higher soft total or a hard 12 or more), then hard 10 down to 2 (an ace makes
         a hard 10 or less soft)."""
-        if not self._groups:
+        if not self._groups:  # (made whole, then kept: the instance is shared by threads)
             order = [(False, t) for t in range(21, 10, -1)]
             order += [(True, t) for t in range(21, 11, -1)]
             order += [(False, t) for t in range(10, 1, -1)]
+            groups = []
             for soft, t in order:
                 idx = np.flatnonzero((self.soft == soft) & (self.total == t))
                 if idx.size:
-                    self._groups.append((soft, t, idx))
+                    groups.append((soft, t, idx))
+            self._groups = groups
         return self._groups
 
     @property

@@ -80,6 +80,10 @@ def _dealer_cache(counts: Floats, infinite: bool, hits_soft_17: bool) -> DealerC
 
 
 _CARDS: dict[tuple[int, str], Card] = {}
+# each rule set's and wager's: what each composition wins, hit and doubled, and what standing
+# on it wins against each dealer's outcome (Game.win1, win2, coef1, coef2)
+_WINS: dict[tuple[RuleSet, int], tuple[Floats, Floats, Floats, Floats]] = {}
+WINS_KEPT: Final = 16
 
 
 def _cards_of(c: Comp) -> list[Card]:
@@ -130,13 +134,20 @@ class Game:
         self.suits = self.shoe.pattern_suits()
         self.infinite = infinite
         self.peek = rules.dealer_peeks
-        self.comps = Compositions.build()
-        c = self.comps
-        hands = [_cards_of(x) for x in c.comps]
-        self.win1 = np.array([self.pay.win_cards(h, doubled=False) for h in hands])
-        self.win2 = np.array([self.pay.win_cards(h, doubled=True) for h in hands])
-        self.coef1 = self._stand_coef(1, self.win1)
-        self.coef2 = self._stand_coef(2, self.win2)
+        self.comps = Compositions.every()
+        if (wins := _WINS.get((rules, wager))) is None:  # (the same for every shoe: kept)
+            hands = [_cards_of(x) for x in self.comps.comps]
+            win1 = np.array([self.pay.win_cards(h, doubled=False) for h in hands])
+            win2 = np.array([self.pay.win_cards(h, doubled=True) for h in hands])
+            if len(_WINS) >= WINS_KEPT:
+                _WINS.clear()
+            wins = _WINS[rules, wager] = (
+                win1,
+                win2,
+                self._stand_coef(1, win1),
+                self._stand_coef(2, win2),
+            )
+        self.win1, self.win2, self.coef1, self.coef2 = wins  # (read only, never written)
         counts = self.shoe.probs() if infinite else self.shoe.counts
         self.dealer = _dealer_cache(counts, infinite, rules.dealer_hits_soft_17)
         self._rows: OrderedDict[Context, Rows] = OrderedDict()

@@ -23,6 +23,7 @@ card's suit is drawn from what is left of its rank.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from pontoon.cards import SUITS, Card
 from pontoon.vocab import Ending
 
 Paid = tuple[tuple[float, int, Ending], ...]  # (P(third card's suit), cents won, why), by suit
+Paid1 = tuple[int, Ending]  # one 21's: cents won, why
 
 PATTERN_RANKS = (6, 7, 8)
 
@@ -74,10 +76,32 @@ def pattern_configs(
     (:meth:`~pontoon.analysis.composition.ShoeModel.pattern_suits`). ``split``: a split hand
     (the other pair card, of ``hand[0]``'s rank, is out of the shoe too; ``extra_pairs``
     more of that rank are out by resplits, taken from each suit alike). ``fixed``/``up_card``:
-    the actual cards, when they are known."""
-    return list(
-        _configs(pay, suits, infinite, up, tuple(hand), split, extra_pairs, fixed, up_card).values()
+    the actual cards, when they are known. Kept by every argument's value (a game of a
+    shoe, or of a hand, asks again what another already worked out: the drill's grader asked
+    four times in five)."""
+    held = tuple(sorted(suits.items()))
+    key = (
+        pay.rules,
+        pay.wager,
+        held,
+        infinite,
+        up,
+        tuple(hand),
+        split,
+        extra_pairs,
+        fixed,
+        up_card,
     )
+    if (found := _KEPT.get(key)) is None:
+        if len(_KEPT) >= KEPT_MOST:
+            _KEPT.clear()
+        made = _configs(pay, suits, infinite, up, tuple(hand), split, extra_pairs, fixed, up_card)
+        found = _KEPT[key] = tuple(made.values())
+    return list(found)
+
+
+KEPT_MOST = 4096  # configurations kept (a few KB each at most)
+_KEPT: dict[tuple[object, ...], tuple[Config, ...]] = {}
 
 
 def _configs(
@@ -107,6 +131,22 @@ def _configs(
         if up_card is not None and up in PATTERN_RANKS:
             known[0] = up_card.suit
     out: dict[tuple[object, ...], Config] = {}
+
+    @functools.cache
+    def settled(a: str, b: str, s: str) -> tuple[float | None, float, Paid1, float, Paid1]:
+        """The 21 of suits ``a``, ``b`` and ``s``: its Super Bonus (or None) and, hit then
+        doubled, what it wins in wagers and is paid (each worked out once a call: the suits
+        of the cards before it come again and again)."""
+        cards = (card(hand[0], a), card(hand[1], b), card(third, s))
+        sup = None if split else pay.super_cards(cards, up_rank=up)
+        won = 0.0 if sup is not None else _win(pay, cards, False)
+        paid = (
+            (pay.cents(sup), Ending.SUPER_BONUS)
+            if sup is not None
+            else pay.paid(cards, doubled=False)
+        )
+        return sup, won, paid, _win(pay, cards, True), pay.paid(cards, doubled=True)
+
     for suits in itertools.product(SUITS, repeat=len(ranks)):
         if any(k is not None and k != s for k, s in zip(known, suits, strict=True)):
             continue
@@ -138,17 +178,13 @@ def _configs(
         for s, p in third_suits.items():
             if p <= 0:
                 continue
-            cards = (card(hand[0], a), card(hand[1], b), card(third, s))
-            sup = None if split else pay.super_cards(cards, up_rank=up)
+            sup, won, paid, won_doubled, dpaid = settled(a, b, s)
             if sup is not None:
                 super_pay += p * sup
-                paid = (pay.cents(sup), Ending.SUPER_BONUS)
             else:
-                odds += p * _win(pay, cards, False)
-                paid = pay.paid(cards, doubled=False)
+                odds += p * won
             hit[paid] = hit.get(paid, 0.0) + p
-            odds_doubled += p * _win(pay, cards, True)
-            dpaid = pay.paid(cards, doubled=True)
+            odds_doubled += p * won_doubled
             double[dpaid] = double.get(dpaid, 0.0) + p
         h = tuple(sorted((p, c, e) for (c, e), p in hit.items()))
         d = tuple(sorted((p, c, e) for (c, e), p in double.items()))

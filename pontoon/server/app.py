@@ -177,6 +177,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     if hub.tenure is not None:  # the tables may be taken at once by the others
         await asyncio.to_thread(hub.tenure.stop)
     hub.charts.close()
+    app.state.drills.worker.close()
     if door is not None:
         door.close()
     hub.writer.close()

@@ -6,7 +6,7 @@ import argparse
 import os
 import secrets
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from pontoon.errors import InputError
@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
     from .peers import Peers
     from .tenure import Leasing
+
+# Told to stop (SIGTERM, Ctrl-C), the server lets the requests under way finish for this long
+# at most, then cancels them: a strategy drill's step waiting on the trainer's worker, a cold
+# chart, would otherwise hold its exit for up to a minute (a table's own requests take
+# milliseconds; a round cut short resumes from the store).
+STOP_SECONDS: Final = 10
 
 
 def table_configs(args: argparse.Namespace) -> list[TableConfig]:
@@ -357,6 +363,7 @@ def _run(
         log_level="warning",
         ws_max_size=65536,
         ws_per_message_deflate=bool(getattr(args, "deflate", False)),
+        timeout_graceful_shutdown=STOP_SECONDS,
     )
     # A thread that lets go of the GIL for each statement and its commit (the store's writer
     # under --writer thread, the logins' and sessions' threads) needs it back at once: with the

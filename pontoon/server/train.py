@@ -294,8 +294,14 @@ class Worker:
             raise Gone from None
 
     def close(self) -> None:
+        """Let the worker go at once (the server stops): a step under way is abandoned, not
+        waited for (it would hold the server's exit for as long as its rest and its step)."""
         if self.pool is not None:
+            # (the executor's processes: ProcessPoolExecutor.kill_workers from Python 3.14)
+            processes = list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                process.kill()
             self.pool = None
 
 
@@ -387,6 +393,11 @@ class Drills:
                 return await self.worker.call(fn, *args, drop)
         except TimeoutError:
             raise Slow from None
+        except asyncio.CancelledError:  # the server stops (serve's STOP_SECONDS): a 503
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            raise TryLater("the server is stopping: try again in a moment", retry_after=5) from None
         except Gone:
             self.running.clear()  # (their states were the ended worker's)
             self.dropped.clear()
