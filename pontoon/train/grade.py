@@ -97,11 +97,14 @@ class Grader:
 
     @cached_property
     def chart(self) -> Chart:
-        """The optimal chart of the rule set (worked out on first use)."""
+        """The optimal chart of the rule set (a preset's shipped, else worked out on first
+        use: :mod:`pontoon.analysis.shipped`)."""
         from pontoon.analysis.basic import optimal_chart
         from pontoon.analysis.game import Game
+        from pontoon.analysis.shipped import shipped_chart
 
-        return optimal_chart(Game(self.rules, self.wager))
+        shipped = shipped_chart(self.rules, self.wager)
+        return shipped if shipped is not None else optimal_chart(Game(self.rules, self.wager))
 
     def key(self, cards: Sequence[Card], up: Card, doubled: bool = False) -> tuple[str, str, bool]:
         """What a hand's values depend on, the key they are kept under: each card's value,
