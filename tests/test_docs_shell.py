@@ -43,7 +43,8 @@ class Command:
 
 
 def commands(text: str) -> list[Command]:
-    """The README's commands in order, with the output each is shown to print."""
+    """A page's commands in order (its ``sh`` and ``console`` blocks), with the output each
+    is shown to print."""
     out: list[Command] = []
     for fence, body in re.findall(r"^```(sh|console)\n(.*?)^```", text, re.S | re.M):
         body = re.sub(r"\\\n\s*", " ", body)  # continuation lines
