@@ -50,20 +50,21 @@ thread of the server (``pontoon serve --writer``; its default is a process of th
 message counters are reported beside the bots' own counts (``metrics_match``).
 ``--drills N`` adds N learners of the strategy drill (``/api/train``) beside the bots, each
 starting a drill (20 decisions, a preset and a mode at random) and answering it as fast as it
-gets its questions, a legal play at random; with ``--accounts`` each is an account that logs
-in (its drills are kept under it), else it gives its name. Reported beside the tables'
-figures: the drills started and the answers given, their p50/p99 (from sending to the answer)
-and the refusals by status (429: an account's pace; 503: the trainer's queue full), and the CPU
-of the trainer's worker process (``drill_worker_cpu_share``: left out of the server's own).
-The tables' p99 with and without drills, alternated, is what tells whether drills cost the
-tables anything (docs/operators/deploying.md).
+gets its questions, a legal play at random (``--drill-think MS``: after a pause first, uniform
+between 0 and twice MS, as a person reads and answers); with ``--accounts`` each is an account
+that logs in (its drills are kept under it), else it gives its name. Reported beside the
+tables' figures: the drills started and the answers given, their p50/p99 (from sending to the
+answer) and the refusals by status (429: an account's pace; 503: the trainer's queue full), and
+the CPU of the trainer's worker process (``drill_worker_cpu_share``: left out of the server's
+own). The tables' p99 with and without drills, alternated, is what tells whether drills cost
+the tables anything (docs/operators/deploying.md).
 
 Last line: one JSON object, also appended to bench/results/server.jsonl (bench/record.py,
 which stamps it with the date, commit, machine and load average; its fields:
 docs/reference/files.md).
 Run: .venv/bin/python bench/server.py [--quick] [--tables N] [--seconds S] [--think MS]
      [--accounts | --operator] [--chart] [--keep PATH] [--processes N] [--db URL]
-     [--writer KIND] [--drills N]
+     [--writer KIND] [--drills N] [--drill-think MS]
 """
 
 from __future__ import annotations
@@ -381,9 +382,11 @@ async def learner(
     go: asyncio.Event,
     accounts: bool,
     presets: list[str],
+    think: float = 0.0,
 ) -> None:
-    """A learner of the strategy drill: starts drills and answers each question at once (a
-    legal play at random); told to wait (429, 503), it waits as long as it is told."""
+    """A learner of the strategy drill: starts drills and answers each question (a legal play
+    at random) at once, or after a pause of ``think`` seconds on average; told to wait (429,
+    503), it waits as long as it is told."""
     rng = random.Random(name)
     headers: dict[str, str] = {}
     async with httpx.AsyncClient(base_url=base, timeout=REPLY_SECONDS, verify=_tls()) as http:
@@ -404,6 +407,8 @@ async def learner(
             else:
                 path, starting = f"/api/train/{doc['id']}", False
                 body = {"answer": rng.choice(doc["question"]["legal"])}
+                if think:
+                    await asyncio.sleep(rng.uniform(0, 2 * think))
             t0 = time.perf_counter()
             try:
                 async with asyncio.timeout(max(0.05, stop - time.monotonic())):
@@ -427,7 +432,9 @@ async def learner(
                 doc = None
 
 
-def _learners(base: str, drills: int, accounts: bool, presets: list[str], pipe: Any) -> None:
+def _learners(
+    base: str, drills: int, accounts: bool, presets: list[str], pipe: Any, think: float
+) -> None:
     """The learners, in a process of their own (their requests and JSON would take the bots'
     event loop, whose latencies are the measure): they log in and say so on ``pipe``, are
     sent the time to stop (``time.monotonic``: one clock for every process), drill until
@@ -438,7 +445,7 @@ def _learners(base: str, drills: int, accounts: bool, presets: list[str], pipe: 
         joined, go = asyncio.Barrier(drills + 1), asyncio.Event()
         tasks = [
             asyncio.create_task(
-                learner(base, f"learner{i}", clock, ds, joined, go, accounts, presets)
+                learner(base, f"learner{i}", clock, ds, joined, go, accounts, presets, think)
             )
             for i in range(drills)
         ]
@@ -649,6 +656,7 @@ async def run(
     chart: bool,
     drills: int = 0,
     operator: str | None = None,
+    drill_think: float = 0.0,
 ) -> tuple[Stats, DrillStats, float, tuple[float, float], float]:
     """Bots (and ``drills`` learners) join and connect; then they play for ``seconds``.
     Returns the stats, the drills', the seconds played and the CPU seconds the server (but
@@ -666,7 +674,7 @@ async def run(
     if drills:  # (spawned: this process has the bots' threads)
         ctx = multiprocessing.get_context("spawn")
         pipe, theirs = ctx.Pipe()
-        args = (base, drills, accounts, presets, theirs)
+        args = (base, drills, accounts, presets, theirs, drill_think)
         learners = ctx.Process(target=_learners, args=args, daemon=True)
         learners.start()
     bots = [
@@ -796,6 +804,9 @@ def main() -> None:
         "--drills", type=int, default=0, help="N learners of the strategy drill beside the bots"
     )
     parser.add_argument(
+        "--drill-think", type=float, default=0.0, help="a learner's mean pause before an answer, ms"
+    )
+    parser.add_argument(
         "--metrics",
         action="store_true",
         help="serve --metrics-port and scrape it while the bots play; report its "
@@ -890,6 +901,7 @@ def main() -> None:
                     args.chart,
                     args.drills,
                     operator,
+                    args.drill_think / 1000,
                 )
             )
             scraped = scraper.stop() if scraper is not None else None
@@ -976,6 +988,7 @@ def main() -> None:
         "cores": os.cpu_count(),
         # the drill's learners beside the bots (--drills): what they were answered, how fast
         "drills": args.drills,
+        "drill_think_ms": args.drill_think,
         "drill_starts": ds.starts,
         "drill_answers": ds.answers,
         "drill_answers_per_second": round(ds.answers / elapsed, 1),

@@ -115,11 +115,12 @@ def test_the_bench_drill_load_in_accounts_mode(tmp_path: Path) -> None:
     import sys
 
     run = [sys.executable, str(BENCH), "--tables", "2", "--seconds", "8", "--think", "20"]
-    run += ["--accounts", "--drills", "2"]
+    run += ["--accounts", "--drills", "2", "--drill-think", "100"]  # (answering as people do)
     done = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["drills"] == 2 and result["accounts"] is True
+    assert result["drill_think_ms"] == 100
     assert result["drill_worker_cpu_share"] > 0  # a process of its own did the drills' work
     # (how many drills it got through depends on the host's idle CPU: the worker runs at the
     # lowest priority, and a busy test host may leave it none)
