@@ -84,6 +84,8 @@ _CARDS: dict[tuple[int, str], Card] = {}
 # on it wins against each dealer's outcome (Game.win1, win2, coef1, coef2)
 _WINS: dict[tuple[RuleSet, int], tuple[Floats, Floats, Floats, Floats]] = {}
 WINS_KEPT: Final = 16
+# each rule set's: what it allows each kind of hand (Game.legal_table), by (rules, split, aces)
+_LEGAL: dict[tuple[RuleSet, bool, bool], np.ndarray] = {}
 
 
 def _cards_of(c: Comp) -> list[Card]:
@@ -154,7 +156,6 @@ class Game:
         self._naturals: dict[Context, Floats] = {}
         self._premiums: dict[Context, dict[int, list[list[tuple[float, float, float]]]]] = {}
         self._configs: dict[tuple[object, ...], list[Config]] = {}
-        self._legal: dict[tuple[bool, bool], np.ndarray] = {}
         self.endings: object = None  # the distribution's table of endings (endings.endings_of)
 
     # ------------------------------------------------------------------ the dealer
@@ -275,9 +276,9 @@ class Game:
         for an unsplit hand, or a split hand (of aces): every fact of a hand the analysis
         plays (never doubled: a doubled hand has stood; an unsplit hand of two cards has made
         no decision, one of more has hit; a split hand shares its box with another). Built
-        once for each kind of context."""
-        key = (split, aces)
-        if key not in self._legal:
+        once for each rule set and kind of context, and shared by their games."""
+        key = (self.rules, split, aces)
+        if key not in _LEGAL:
             out = np.zeros((3, 22, 10, 4), dtype=bool)
             for n in (2, 3):
                 for t in range(2, 22):
@@ -293,8 +294,11 @@ class Game:
                         )
                         for a, action in enumerate(ACTIONS):
                             out[n - 1, t, u - 1, a] = allowed(action, f, self.rules)
-            self._legal[key] = out
-        return self._legal[key]
+            if len(_LEGAL) >= WINS_KEPT * 2:
+                _LEGAL.clear()
+            out.flags.writeable = False
+            _LEGAL[key] = out
+        return _LEGAL[key]
 
     # ------------------------------------------------------------------ suits
     def configs(self, ctx: Context, up: int, hand: tuple[int, int]) -> list[Config]:
