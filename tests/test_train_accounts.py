@@ -11,7 +11,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -340,22 +340,25 @@ def test_a_server_told_to_stop_does_not_wait_out_a_drill_step(url: str, tmp_path
     try:
         http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120)
         ana = login(http, "ana")  # type: ignore[arg-type]
-        doc = http.post("/api/train", json=START, headers=ana).json()
+        docs = [http.post("/api/train", json=START, headers=ana).json() for _ in range(2)]
         (worker,) = [p for p in _children(proc.pid) if b"spawn_main" in _cmdline(p)]
         os.kill(worker, signal.SIGSTOP)
-        play = doc["question"]["legal"][0]
-        with ThreadPoolExecutor(1) as pool:
-            answer = pool.submit(
-                http.post, f"/api/train/{doc['id']}", json={"answer": play}, headers=ana
-            )
-            # (the answer is in the worker when another step of ana's is refused for it)
-            wait_until(
-                lambda: (
-                    "one step at a time" in http.post("/api/train", json=START, headers=ana).text
-                ),
-                30,
-                "the answer waiting on the worker",
-            )
+        with ThreadPoolExecutor(2) as pool:
+            # an answer in each drill: the first to come waits on the worker, and the other
+            # is refused at once, ana having a step in the worker already
+            answers = [
+                pool.submit(
+                    http.post,
+                    f"/api/train/{doc['id']}",
+                    json={"answer": doc["question"]["legal"][0]},
+                    headers=ana,
+                )
+                for doc in docs
+            ]
+            done, waiting = wait(answers, 30, FIRST_COMPLETED)
+            assert len(done) == 1 and len(waiting) == 1, "no answer waits on the worker"
+            r = done.pop().result()
+            assert r.status_code == 429 and "one step at a time" in r.text, r.text
             began = time.monotonic()
             proc.send_signal(signal.SIGTERM)
             try:
@@ -363,7 +366,7 @@ def test_a_server_told_to_stop_does_not_wait_out_a_drill_step(url: str, tmp_path
             except subprocess.TimeoutExpired:
                 pytest.fail(f"the server still runs {STOP_SECONDS + 20} s after SIGTERM")
             assert time.monotonic() - began < STOP_SECONDS + 10
-            r = answer.result(30)
+            r = waiting.pop().result(30)
             assert r.status_code == 503 and "stopping" in r.text, r.text
         assert not Path(f"/proc/{worker}").exists() or _cmdline(worker) == b""
     finally:
